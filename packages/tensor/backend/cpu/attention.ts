@@ -1,0 +1,5 @@
+/**
+ * CPU kernels: attention (being written).
+ *
+ * @module
+ */

@@ -1,0 +1,5 @@
+/**
+ * CPU kernels: loss (being written).
+ *
+ * @module
+ */

@@ -1,0 +1,5 @@
+/**
+ * CPU kernels: norm (being written).
+ *
+ * @module
+ */

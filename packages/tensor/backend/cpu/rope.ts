@@ -1,0 +1,5 @@
+/**
+ * CPU kernels: rope (being written).
+ *
+ * @module
+ */

@@ -1,0 +1,39 @@
+/**
+ * @module
+ *
+ * `@rlvr/tensor`: tensors with reverse-mode autograd on a pluggable backend.
+ *
+ * Design: eager, PyTorch-shaped API (`tensor`, `zeros`, `randn`, `t.matmul`, `t.backward()`),
+ * with every op written once against a narrow backend interface (`alloc`, `free`, `write`, `read`,
+ * `run(kernel)`). The CPU backend here is the numerical oracle; a WebGPU backend implements the
+ * same kernel catalogue. Memory is released explicitly (`dispose`, `tidy`, `using`) because GPU
+ * buffers are not garbage-collected. Reads are async; ops are not.
+ *
+ * @example Usage
+ * ```ts
+ * import { tensor } from "@rlvr/tensor";
+ * import assert from "node:assert/strict";
+ * const w = tensor([[0.5, -1]], { requiresGrad: true });
+ * const x = tensor([[2], [3]]);
+ * const loss = w.matmul(x).square().sum();
+ * loss.backward();
+ * assert.deepEqual(await w.grad!.toArray(), [[-8, -12]]);
+ * ```
+ */
+
+export * from "./dtype.ts";
+export * from "./shape.ts";
+export * from "./tensor.ts";
+export * from "./creation.ts";
+export * from "./random.ts";
+export * from "./runtime.ts";
+export { GradNode } from "./autograd.ts";
+export type { BackwardFn } from "./autograd.ts";
+export * from "./backend/types.ts";
+export * from "./backend/cpu/cpu_backend.ts";
+export * from "./ops/elementwise.ts";
+export * from "./ops/reduce.ts";
+export * from "./ops/shape.ts";
+export * from "./ops/softmax.ts";
+export * from "./ops/index.ts";
+export * from "./ops/matmul.ts";

@@ -1,0 +1,108 @@
+/**
+ * A small seeded generator (xoshiro128**, seeded through splitmix32) for reproducible
+ * initialisation and tests. The same seed gives the same stream on every platform because only
+ * 32-bit integer arithmetic is used.
+ *
+ * @module
+ */
+
+function splitmix32(state: number): [number, number] {
+  state = (state + 0x9e3779b9) | 0;
+  let z = state;
+  z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
+  z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
+  return [state, (z ^ (z >>> 16)) >>> 0];
+}
+
+/**
+ * A seeded pseudo-random generator.
+ *
+ * @example Usage
+ * ```ts
+ * import { Rng } from "@rlvr/tensor";
+ * import assert from "node:assert/strict";
+ * const a = new Rng(7), b = new Rng(7);
+ * assert.equal(a.uniform(), b.uniform());
+ * ```
+ */
+export class Rng {
+  #s: Uint32Array = new Uint32Array(4);
+  #spare: number | null = null;
+
+  /** Seeds the generator; any integer (or float, truncated) works. */
+  constructor(seed: number) {
+    if (!Number.isFinite(seed)) throw new RangeError(`Rng: seed must be a finite number, got ${seed}`);
+    let st = Math.trunc(seed) | 0;
+    for (let i = 0; i < 4; i++) {
+      const [next, out] = splitmix32(st);
+      st = next;
+      this.#s[i] = out;
+    }
+  }
+
+  /** Next uniformly distributed unsigned 32-bit integer. */
+  nextUint32(): number {
+    const s = this.#s;
+    const result = Math.imul(rotl(Math.imul(s[1]!, 5), 7), 9) >>> 0;
+    const t = s[1]! << 9;
+    s[2]! ^= s[0]!;
+    s[3]! ^= s[1]!;
+    s[1]! ^= s[2]!;
+    s[0]! ^= s[3]!;
+    s[2]! ^= t;
+    s[3] = rotl(s[3]!, 11);
+    return result;
+  }
+
+  /** Uniform in [0, 1) with 32 random bits. */
+  uniform(): number {
+    return this.nextUint32() / 4294967296;
+  }
+
+  /** Standard normal (Box–Muller; the second value of each pair is kept for the next call). */
+  normal(): number {
+    if (this.#spare !== null) {
+      const v = this.#spare;
+      this.#spare = null;
+      return v;
+    }
+    const u1 = 1 - this.uniform(); // in (0, 1], so log is finite
+    const u2 = this.uniform();
+    const r = Math.sqrt(-2 * Math.log(u1));
+    this.#spare = r * Math.sin(2 * Math.PI * u2);
+    return r * Math.cos(2 * Math.PI * u2);
+  }
+
+  /** Uniform integer in [0, n). */
+  int(n: number): number {
+    return Math.floor(this.uniform() * n);
+  }
+}
+
+function rotl(x: number, k: number): number {
+  return ((x << k) | (x >>> (32 - k))) >>> 0;
+}
+
+let globalRng = new Rng(0);
+
+/**
+ * Reseeds the generator used by `randn`/`rand`/`randint` when no `seed` option is given.
+ *
+ * @example Usage
+ * ```ts
+ * import { manualSeed, randn } from "@rlvr/tensor";
+ * import assert from "node:assert/strict";
+ * manualSeed(1);
+ * const a = await randn([3]).toArray();
+ * manualSeed(1);
+ * assert.deepEqual(await randn([3]).toArray(), a);
+ * ```
+ */
+export function manualSeed(seed: number): void {
+  globalRng = new Rng(seed);
+}
+
+/** The generator behind `randn`/`rand` when no seed is given (internal). */
+export function defaultRng(): Rng {
+  return globalRng;
+}
