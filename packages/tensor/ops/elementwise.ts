@@ -568,7 +568,7 @@ export function maskedFill(x: Tensor, mask: Tensor, value: number): Tensor {
  * ```ts
  * import { clamp, tensor } from "@rlvr/tensor";
  * import assert from "node:assert/strict";
- * assert.deepEqual(await clamp(tensor([0.5, 1, 1.5]), 0.8, 1.2).toArray(), [0.8, 1, 1.2]);
+ * assert.deepEqual(await clamp(tensor([0, 1, 2]), 0.5, 1.5).toArray(), [0.5, 1, 1.5]);
  * ```
  */
 export function clamp(x: Tensor, min?: Operand, max?: Operand): Tensor {
