@@ -133,12 +133,16 @@ export function backward(root: Tensor, gradient?: Tensor): void {
   }
   if (gradient === undefined && root.size !== 1) {
     throw new RangeError(
-      `backward: a gradient is needed for a non-scalar output of shape ${fmtShape(root.shape)}; pass one of the same shape`,
+      `backward: a gradient is needed for a non-scalar output of shape ${
+        fmtShape(root.shape)
+      }; pass one of the same shape`,
     );
   }
   if (gradient !== undefined && !sameShape(gradient.shape, root.shape)) {
     throw new RangeError(
-      `backward: gradient of shape ${fmtShape(gradient.shape)} does not match output ${fmtShape(root.shape)}`,
+      `backward: gradient of shape ${fmtShape(gradient.shape)} does not match output ${
+        fmtShape(root.shape)
+      }`,
     );
   }
   untracked(() =>
@@ -165,7 +169,9 @@ export function backward(root: Tensor, gradient?: Tensor): void {
           }
           if (!sameShape(gi.shape, x.shape)) {
             throw new Error(
-              `backward: ${node.name} produced a gradient of shape ${fmtShape(gi.shape)} for an input of shape ${fmtShape(x.shape)}`,
+              `backward: ${node.name} produced a gradient of shape ${
+                fmtShape(gi.shape)
+              } for an input of shape ${fmtShape(x.shape)}`,
             );
           }
           if (parent !== null) grads.set(parent, accumulate(grads.get(parent), gi));

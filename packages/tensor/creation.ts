@@ -33,7 +33,8 @@ export interface RandomOptions extends CreateOptions {
   seed?: number;
 }
 
-type HostData = NestedArray | ArrayLike<number>;
+/** Host values accepted by {@link tensor}: nested arrays, a flat (typed) array, or a number. */
+export type HostData = NestedArray | ArrayLike<number>;
 
 function inferShape(data: HostData): number[] {
   const shape: number[] = [];
@@ -47,7 +48,13 @@ function inferShape(data: HostData): number[] {
   return shape;
 }
 
-function flatten(data: HostData, shape: readonly number[], out: number[], dim = 0, path = "data"): void {
+function flatten(
+  data: HostData,
+  shape: readonly number[],
+  out: number[],
+  dim = 0,
+  path = "data",
+): void {
   if (dim === shape.length) {
     if (typeof data === "number") out.push(data);
     else if (typeof data === "boolean") out.push(data ? 1 : 0);
@@ -60,7 +67,9 @@ function flatten(data: HostData, shape: readonly number[], out: number[], dim = 
   }
   if (!Array.isArray(data) || data.length !== shape[dim]) {
     throw new RangeError(
-      `tensor: ragged nested array at ${path}: expected ${shape[dim]} entries to match shape ${fmtShape(shape)}`,
+      `tensor: ragged nested array at ${path}: expected ${shape[dim]} entries to match shape ${
+        fmtShape(shape)
+      }`,
     );
   }
   data.forEach((v, i) => flatten(v as HostData, shape, out, dim + 1, `${path}[${i}]`));
@@ -72,7 +81,12 @@ function firstLeaf(data: HostData): unknown {
   return cur;
 }
 
-function fromValues(values: ArrayLike<number>, shape: Shape, options: CreateOptions, dtype: DType): Tensor {
+function fromValues(
+  values: ArrayLike<number>,
+  shape: Shape,
+  options: CreateOptions,
+  dtype: DType,
+): Tensor {
   const backend = options.backend ?? getBackend();
   const buffer = backend.alloc(sizeOf(shape), dtype);
   backend.write(buffer, values);
@@ -83,7 +97,9 @@ function fromValues(values: ArrayLike<number>, shape: Shape, options: CreateOpti
 
 function setRequiresGrad(t: Tensor, op: string): void {
   if (t.dtype !== "f32") {
-    throw new TypeError(`${op}: requiresGrad needs dtype f32, got ${t.dtype}; only float tensors have gradients`);
+    throw new TypeError(
+      `${op}: requiresGrad needs dtype f32, got ${t.dtype}; only float tensors have gradients`,
+    );
   }
   t.requiresGrad = true;
 }
@@ -101,7 +117,12 @@ function setRequiresGrad(t: Tensor, op: string): void {
  * ```
  */
 export function tensor(data: HostData, options: TensorOptions = {}): Tensor {
-  const dtype = options.dtype ?? (typeof firstLeaf(data) === "boolean" ? "bool" : ArrayBuffer.isView(data) && data instanceof Int32Array ? "i32" : "f32");
+  const dtype = options.dtype ??
+    (typeof firstLeaf(data) === "boolean"
+      ? "bool"
+      : ArrayBuffer.isView(data) && data instanceof Int32Array
+      ? "i32"
+      : "f32");
   assertDType(dtype, "tensor: options.dtype");
   let values: ArrayLike<number>;
   let shape: Shape;
@@ -115,7 +136,9 @@ export function tensor(data: HostData, options: TensorOptions = {}): Tensor {
     shape = options.shape;
     if (values.length !== sizeOf(shape)) {
       throw new RangeError(
-        `tensor: ${values.length} values cannot fill shape ${fmtShape(shape)} (${sizeOf(shape)} elements)`,
+        `tensor: ${values.length} values cannot fill shape ${fmtShape(shape)} (${
+          sizeOf(shape)
+        } elements)`,
       );
     }
   } else {
@@ -127,7 +150,9 @@ export function tensor(data: HostData, options: TensorOptions = {}): Tensor {
   for (let i = 0; i < values.length; i++) {
     const v = values[i]!;
     if (dtype === "i32" && !Number.isInteger(v)) {
-      throw new TypeError(`tensor: value ${v} at flat index ${i} is not an integer, but dtype is i32`);
+      throw new TypeError(
+        `tensor: value ${v} at flat index ${i} is not an integer, but dtype is i32`,
+      );
     }
   }
   return fromValues(values, shape, options, dtype);
@@ -166,6 +191,7 @@ export function full(shape: Shape, value: number, options: CreateOptions = {}): 
  * ```
  */
 export function zeros(shape: Shape, options: CreateOptions = {}): Tensor {
+  assertShape(shape, "zeros");
   return full(shape, 0, options);
 }
 
@@ -180,6 +206,7 @@ export function zeros(shape: Shape, options: CreateOptions = {}): Tensor {
  * ```
  */
 export function ones(shape: Shape, options: CreateOptions = {}): Tensor {
+  assertShape(shape, "ones");
   return full(shape, 1, options);
 }
 
@@ -210,14 +237,22 @@ export function fullLike(t: Tensor, value: number, options: CreateOptions = {}):
  */
 export function arange(start: number, end?: number, step = 1, options: CreateOptions = {}): Tensor {
   if (end === undefined) [start, end] = [0, start];
-  if (step === 0 || !Number.isFinite(step)) throw new RangeError(`arange: step must be finite and non-zero, got ${step}`);
+  if (step === 0 || !Number.isFinite(step)) {
+    throw new RangeError(`arange: step must be finite and non-zero, got ${step}`);
+  }
   const n = Math.max(0, Math.ceil((end - start) / step));
   const values = Array.from({ length: n }, (_, i) => start + i * step);
-  const dtype = options.dtype ?? (values.every(Number.isInteger) && Number.isInteger(step) ? "i32" : "f32");
+  const dtype = options.dtype ??
+    (values.every(Number.isInteger) && Number.isInteger(step) ? "i32" : "f32");
   return fromValues(values, [n], options, dtype);
 }
 
-function randomTensor(shape: Shape, options: RandomOptions, op: string, draw: (r: Rng) => number): Tensor {
+function randomTensor(
+  shape: Shape,
+  options: RandomOptions,
+  op: string,
+  draw: (r: Rng) => number,
+): Tensor {
   assertShape(shape, op);
   const rng = options.seed !== undefined ? new Rng(options.seed) : defaultRng();
   const values = new Float64Array(sizeOf(shape));
@@ -251,7 +286,10 @@ export function randn(shape: Shape, options: RandomOptions = {}): Tensor {
  * assert.ok(v.every((x) => x >= -1 && x < 1));
  * ```
  */
-export function rand(shape: Shape, options: RandomOptions & { low?: number; high?: number } = {}): Tensor {
+export function rand(
+  shape: Shape,
+  options: RandomOptions & { low?: number; high?: number } = {},
+): Tensor {
   const low = options.low ?? 0;
   const high = options.high ?? 1;
   return randomTensor(shape, options, "rand", (r) => low + (high - low) * r.uniform());
@@ -268,9 +306,19 @@ export function rand(shape: Shape, options: RandomOptions & { low?: number; high
  * assert.equal(t.dtype, "i32");
  * ```
  */
-export function randint(low: number, high: number, shape: Shape, options: RandomOptions = {}): Tensor {
+export function randint(
+  low: number,
+  high: number,
+  shape: Shape,
+  options: RandomOptions = {},
+): Tensor {
   if (!Number.isInteger(low) || !Number.isInteger(high) || high <= low) {
     throw new RangeError(`randint: need integers low < high, got low=${low} high=${high}`);
   }
-  return randomTensor(shape, { ...options, dtype: "i32" }, "randint", (r) => low + r.int(high - low));
+  return randomTensor(
+    shape,
+    { ...options, dtype: "i32" },
+    "randint",
+    (r) => low + r.int(high - low),
+  );
 }

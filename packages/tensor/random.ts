@@ -31,7 +31,9 @@ export class Rng {
 
   /** Seeds the generator; any integer (or float, truncated) works. */
   constructor(seed: number) {
-    if (!Number.isFinite(seed)) throw new RangeError(`Rng: seed must be a finite number, got ${seed}`);
+    if (!Number.isFinite(seed)) {
+      throw new RangeError(`Rng: seed must be a finite number, got ${seed}`);
+    }
     let st = Math.trunc(seed) | 0;
     for (let i = 0; i < 4; i++) {
       const [next, out] = splitmix32(st);

@@ -171,7 +171,9 @@ export function tidy<T>(fn: () => T): T {
   scopes.pop();
   if (result instanceof Promise) {
     for (const t of scope) t.dispose();
-    throw new TypeError("tidy: fn returned a Promise; tidy scopes must be synchronous (use `using` in async code)");
+    throw new TypeError(
+      "tidy: fn returned a Promise; tidy scopes must be synchronous (use `using` in async code)",
+    );
   }
   const survivors = new Set(disposablesIn(result));
   for (const t of scope) if (!survivors.has(t)) t.dispose();

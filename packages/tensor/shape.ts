@@ -41,7 +41,9 @@ export function assertShape(shape: Shape, op: string): void {
   for (const d of shape) {
     if (!Number.isInteger(d) || d < 0) {
       throw new RangeError(
-        `${op}: shape ${JSON.stringify(shape)} has invalid dimension ${d}; dimensions must be integers >= 0`,
+        `${op}: shape ${
+          JSON.stringify(shape)
+        } has invalid dimension ${d}; dimensions must be integers >= 0`,
       );
     }
   }
@@ -56,7 +58,9 @@ export function broadcastShapes(a: Shape, b: Shape, op: string): number[] {
     const db = b[b.length - n + i] ?? 1;
     if (da !== db && da !== 1 && db !== 1) {
       throw new RangeError(
-        `${op}: cannot broadcast ${fmtShape(a)} with ${fmtShape(b)} (dimension ${i}: ${da} vs ${db})`,
+        `${op}: cannot broadcast ${fmtShape(a)} with ${
+          fmtShape(b)
+        } (dimension ${i}: ${da} vs ${db})`,
       );
     }
     out[i] = da === 1 ? db : da;
@@ -92,7 +96,11 @@ export function normAxis(axis: number, ndim: number, op: string): number {
 }
 
 /** Normalises a list of axes (or all axes when undefined), sorted and deduplicated. */
-export function normAxes(axes: number | readonly number[] | undefined, ndim: number, op: string): number[] {
+export function normAxes(
+  axes: number | readonly number[] | undefined,
+  ndim: number,
+  op: string,
+): number[] {
   if (axes === undefined) return [...Array(ndim).keys()];
   const list = typeof axes === "number" ? [axes] : axes;
   const out = [...new Set(list.map((a) => normAxis(a, ndim, op)))].sort((x, y) => x - y);

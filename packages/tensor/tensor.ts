@@ -166,7 +166,9 @@ export class Tensor {
   /** The single value of a one-element tensor. */
   async item(): Promise<number> {
     if (this.size !== 1) {
-      throw new RangeError(`item: tensor of shape ${fmtShape(this.shape)} has ${this.size} elements, not 1`);
+      throw new RangeError(
+        `item: tensor of shape ${fmtShape(this.shape)} has ${this.size} elements, not 1`,
+      );
     }
     return (await this.data())[0]!;
   }
@@ -186,7 +188,9 @@ export class Tensor {
 
   /** Short description for logs. */
   toString(): string {
-    return `Tensor(${fmtShape(this.shape)}, ${this.dtype}, ${this.backend.name}${this.requiresGrad ? ", requiresGrad" : ""})`;
+    return `Tensor(${fmtShape(this.shape)}, ${this.dtype}, ${this.backend.name}${
+      this.requiresGrad ? ", requiresGrad" : ""
+    })`;
   }
 
   // ---- elementwise (see ops/elementwise.ts) ----

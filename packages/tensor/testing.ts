@@ -14,6 +14,8 @@ import { tensor } from "./creation.ts";
 import { Rng } from "./random.ts";
 import type { Tensor } from "./tensor.ts";
 
+export type { Tensor };
+
 /** Tolerances: `|a − e| <= atol + rtol·|e|` per element. */
 export interface CloseOptions {
   /** Relative tolerance (default 1e-5). */
@@ -24,9 +26,15 @@ export interface CloseOptions {
   msg?: string;
 }
 
-type Numeric = number | boolean | ArrayLike<number> | readonly Numeric[];
+/** Values {@link assertClose} compares: numbers, booleans, (typed) arrays, nested arrays. */
+export type Numeric = number | boolean | ArrayLike<number> | readonly Numeric[];
 
-function flat(x: Numeric, out: number[] = [], shape: number[] = [], depth = 0): { values: number[]; shape: number[] } {
+function flat(
+  x: Numeric,
+  out: number[] = [],
+  shape: number[] = [],
+  depth = 0,
+): { values: number[]; shape: number[] } {
   if (typeof x === "number" || typeof x === "boolean") {
     out.push(Number(x));
   } else {
@@ -66,8 +74,9 @@ export function assertClose(actual: Numeric, expected: Numeric, options: CloseOp
     const x = a.values[i]!;
     const y = e.values[i]!;
     let excess: number;
-    if (Number.isNaN(x) || Number.isNaN(y)) excess = Number.isNaN(x) && Number.isNaN(y) ? 0 : Infinity;
-    else if (!Number.isFinite(x) || !Number.isFinite(y)) excess = x === y ? 0 : Infinity;
+    if (Number.isNaN(x) || Number.isNaN(y)) {
+      excess = Number.isNaN(x) && Number.isNaN(y) ? 0 : Infinity;
+    } else if (!Number.isFinite(x) || !Number.isFinite(y)) excess = x === y ? 0 : Infinity;
     else excess = Math.abs(x - y) - (atol + rtol * Math.abs(y));
     if (excess > 0) {
       failures++;

@@ -83,7 +83,12 @@ export interface KernelParams {
   /** `[x] -> [y]`: same-size elementwise op. */
   unary: { op: UnaryOp };
   /** `[a, b] -> [out]`: out is contiguous of `shape`; strides of 0 broadcast. */
-  binary: { op: BinaryOp; shape: readonly number[]; aStrides: readonly number[]; bStrides: readonly number[] };
+  binary: {
+    op: BinaryOp;
+    shape: readonly number[];
+    aStrides: readonly number[];
+    bStrides: readonly number[];
+  };
   /** `[cond(bool), a, b] -> [out]`: `cond ? a : b` with broadcasting strides. */
   where: {
     shape: readonly number[];
@@ -149,7 +154,15 @@ export interface KernelParams {
    * `[tableBatch, t, rot/2]` (tableBatch 1 or batch) applied to the first `rot` features;
    * `inverse` rotates by the negative angle (the backward pass).
    */
-  rope: { batch: number; heads: number; t: number; d: number; rot: number; tableBatch: number; inverse: boolean };
+  rope: {
+    batch: number;
+    heads: number;
+    t: number;
+    d: number;
+    rot: number;
+    tableBatch: number;
+    inverse: boolean;
+  };
   /**
    * `[q, k, v, (mask)] -> [o, lse]`: scaled dot-product attention. q `[batch, heads, tq, d]`,
    * k and v `[batch, kvHeads, tk, d]` (heads a multiple of kvHeads: grouped-query attention);
@@ -185,7 +198,15 @@ export interface KernelParams {
    * `[grad] -> [param, m, v]` (all three read-modify-write): one AdamW step with decoupled weight
    * decay, `lrT = lr` and bias corrections `bc1 = 1 − β1^t`, `bc2 = 1 − β2^t` computed by the caller.
    */
-  adamw: { lr: number; beta1: number; beta2: number; eps: number; weightDecay: number; bc1: number; bc2: number };
+  adamw: {
+    lr: number;
+    beta1: number;
+    beta2: number;
+    eps: number;
+    weightDecay: number;
+    bc1: number;
+    bc2: number;
+  };
 }
 
 /** The name of a kernel in the catalogue. */

@@ -7,7 +7,7 @@
 
 import type { Backend } from "../backend/types.ts";
 import type { DType } from "../dtype.ts";
-import { fmtShape, type Shape, sameShape, sizeOf } from "../shape.ts";
+import { fmtShape, sameShape, type Shape, sizeOf } from "../shape.ts";
 import { Tensor } from "../tensor.ts";
 
 /** Allocates an uninitialised (zero-filled) result tensor. */
@@ -20,7 +20,9 @@ export function backendOf(op: string, ...ts: Tensor[]): Backend {
   const b = ts[0]!.backend;
   for (const t of ts) {
     if (t.backend !== b) {
-      throw new Error(`${op}: tensors live on different backends (${b.name} and ${t.backend.name}); move them to one`);
+      throw new Error(
+        `${op}: tensors live on different backends (${b.name} and ${t.backend.name}); move them to one`,
+      );
     }
   }
   return b;
@@ -62,7 +64,11 @@ export function scalarLike(value: number, like: Tensor, dtype: DType): Tensor {
 export function unbroadcast(g: Tensor, shape: Shape): Tensor {
   if (sameShape(g.shape, shape)) return g.share();
   const lead = g.ndim - shape.length;
-  if (lead < 0) throw new Error(`unbroadcast: gradient ${fmtShape(g.shape)} has fewer dims than ${fmtShape(shape)}`);
+  if (lead < 0) {
+    throw new Error(
+      `unbroadcast: gradient ${fmtShape(g.shape)} has fewer dims than ${fmtShape(shape)}`,
+    );
+  }
   const axes: number[] = [];
   for (let i = 0; i < g.ndim; i++) {
     if (i < lead || (shape[i - lead] === 1 && g.shape[i] !== 1)) axes.push(i);

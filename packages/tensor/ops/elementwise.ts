@@ -18,18 +18,32 @@ import { broadcastShapes, broadcastStrides } from "../shape.ts";
 import type { Tensor } from "../tensor.ts";
 import { backendOf, castTo, empty, promoteTypes, scalarLike, unbroadcast } from "./_util.ts";
 
-type Operand = Tensor | number;
+/** An operand of a binary op: a tensor or a plain number (which adopts the tensor's dtype). */
+export type Operand = Tensor | number;
 
 function isTensor(x: Operand): x is Tensor {
   return typeof x !== "number";
 }
 
 /** Resolves two operands to tensors of one dtype; `temps` must be disposed by the caller. */
-function operands(op: string, a: Operand, b: Operand, floatOnly: boolean): [Tensor, Tensor, Tensor[]] {
-  if (!isTensor(a) && !isTensor(b)) throw new TypeError(`${op}: at least one operand must be a Tensor`);
+function operands(
+  op: string,
+  a: Operand,
+  b: Operand,
+  floatOnly: boolean,
+): [Tensor, Tensor, Tensor[]] {
+  if (!isTensor(a) && !isTensor(b)) {
+    throw new TypeError(`${op}: at least one operand must be a Tensor`);
+  }
   const like = (isTensor(a) ? a : b) as Tensor;
   const typeOf = (x: Operand, other: Operand): DType =>
-    isTensor(x) ? x.dtype : Number.isInteger(x) && isTensor(other) && other.dtype !== "bool" ? other.dtype : Number.isInteger(x) ? "i32" : "f32";
+    isTensor(x)
+      ? x.dtype
+      : Number.isInteger(x) && isTensor(other) && other.dtype !== "bool"
+      ? other.dtype
+      : Number.isInteger(x)
+      ? "i32"
+      : "f32";
   let dtype = promoteTypes(typeOf(a, b), typeOf(b, a));
   if (floatOnly || dtype === "bool") dtype = floatOnly ? "f32" : "i32";
   const temps: Tensor[] = [];
@@ -593,8 +607,12 @@ export function clamp(x: Tensor, min?: Operand, max?: Operand): Tensor {
     if (loBound !== undefined) pass = where(ge(sx, loBound), pass, 0);
     if (hiBound !== undefined) pass = where(le(sx, hiBound), pass, 0);
     const grads: (Tensor | null)[] = [unbroadcast(pass, x.shape)];
-    if (lo) grads.push(lo.requiresGrad ? unbroadcast(where(lt(sx, loBound!), g, 0), lo.shape) : null);
-    if (hi) grads.push(hi.requiresGrad ? unbroadcast(where(gt(sx, hiBound!), g, 0), hi.shape) : null);
+    if (lo) {
+      grads.push(lo.requiresGrad ? unbroadcast(where(lt(sx, loBound!), g, 0), lo.shape) : null);
+    }
+    if (hi) {
+      grads.push(hi.requiresGrad ? unbroadcast(where(gt(sx, hiBound!), g, 0), hi.shape) : null);
+    }
     return grads;
   });
 }

@@ -39,7 +39,9 @@ export function gather(x: Tensor, index: Tensor, axis = -1): Tensor {
   const ax = normAxis(axis, x.ndim, "gather");
   if (index.ndim !== x.ndim || index.shape.some((d, i) => i !== ax && d !== x.shape[i])) {
     throw new RangeError(
-      `gather: index shape ${fmtShape(index.shape)} must match input ${fmtShape(x.shape)} except along axis ${axis}`,
+      `gather: index shape ${fmtShape(index.shape)} must match input ${
+        fmtShape(x.shape)
+      } except along axis ${axis}`,
     );
   }
   const xs = moveLast(x, ax);
@@ -77,7 +79,9 @@ export function indexSelect(x: Tensor, axis: number, index: Tensor): Tensor {
   requireIndex("indexSelect", index);
   backendOf("indexSelect", x, index);
   if (index.ndim !== 1) {
-    throw new RangeError(`indexSelect: index must be 1-D, got shape ${fmtShape(index.shape)}; flatten it first`);
+    throw new RangeError(
+      `indexSelect: index must be 1-D, got shape ${fmtShape(index.shape)}; flatten it first`,
+    );
   }
   const ax = normAxis(axis, x.ndim, "indexSelect");
   const outer = sizeOf(x.shape.slice(0, ax));

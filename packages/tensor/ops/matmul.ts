@@ -45,7 +45,11 @@ export function matmul(a: Tensor, b: Tensor, options: MatmulOptions = {}): Tenso
   const transA = options.transA ?? false;
   const transB = options.transB ?? false;
   if (a.ndim === 0 || b.ndim === 0) {
-    throw new RangeError(`matmul: cannot multiply ${fmtShape(a.shape)} by ${fmtShape(b.shape)}: scalars have no matrix axes`);
+    throw new RangeError(
+      `matmul: cannot multiply ${fmtShape(a.shape)} by ${
+        fmtShape(b.shape)
+      }: scalars have no matrix axes`,
+    );
   }
   // Promote vectors to matrices, remembering which axes to drop at the end.
   const a2 = a.ndim === 1 ? a.reshape(1, a.size) : a;
@@ -57,7 +61,9 @@ export function matmul(a: Tensor, b: Tensor, options: MatmulOptions = {}): Tenso
   if (k !== kb) {
     const opA = transA ? `${fmtShape(a.shape)}ᵀ` : fmtShape(a.shape);
     const opB = transB ? `${fmtShape(b.shape)}ᵀ` : fmtShape(b.shape);
-    throw new RangeError(`matmul: cannot multiply ${opA} by ${opB} (inner dimensions ${k} and ${kb} differ)`);
+    throw new RangeError(
+      `matmul: cannot multiply ${opA} by ${opB} (inner dimensions ${k} and ${kb} differ)`,
+    );
   }
   const aBatch = a2.shape.slice(0, -2);
   const bBatch = b2.shape.slice(0, -2);
@@ -68,7 +74,10 @@ export function matmul(a: Tensor, b: Tensor, options: MatmulOptions = {}): Tenso
   const fit = (t: Tensor, tb: readonly number[]): [Tensor, number] => {
     if (sameShape(tb, batchShape)) return [t, t.shape.at(-1)! * t.shape.at(-2)!];
     if (sizeOf(tb) === 1) return [t, 0];
-    return [noGrad(() => t.expand(...batchShape, t.shape.at(-2)!, t.shape.at(-1)!)), t.shape.at(-1)! * t.shape.at(-2)!];
+    return [
+      noGrad(() => t.expand(...batchShape, t.shape.at(-2)!, t.shape.at(-1)!)),
+      t.shape.at(-1)! * t.shape.at(-2)!,
+    ];
   };
   const [A, aStride] = fit(a2, aBatch);
   const [B, bStride] = fit(b2, bBatch);

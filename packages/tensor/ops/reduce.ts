@@ -25,12 +25,23 @@ interface Plan {
   outShape: number[];
 }
 
-function plan(x: Tensor, axis: number | readonly number[] | undefined, keepdim: boolean, op: string): Plan {
+function plan(
+  x: Tensor,
+  axis: number | readonly number[] | undefined,
+  keepdim: boolean,
+  op: string,
+): Plan {
   const axes = normAxes(axis, x.ndim, op);
   const inner = sizeOf(axes.map((a) => x.shape[a]!));
   const keptShape = x.shape.map((d, i) => (axes.includes(i) ? 1 : d));
   const outShape = keepdim ? keptShape : x.shape.filter((_, i) => !axes.includes(i));
-  return { axes, inner, outer: inner === 0 ? sizeOf(keptShape) : x.size / inner, keptShape, outShape };
+  return {
+    axes,
+    inner,
+    outer: inner === 0 ? sizeOf(keptShape) : x.size / inner,
+    keptShape,
+    outShape,
+  };
 }
 
 /** Runs the reduce kernel with the reduced axes moved last. */
@@ -40,7 +51,9 @@ function reduceRaw(x: Tensor, p: Plan, op: ReduceOp): Tensor {
   const moved = order.every((a, i) => a === i) ? x : noGrad(() => permute(x, order));
   const out = empty(x.backend, p.outShape, op === "argmax" || op === "argmin" ? "i32" : x.dtype);
   if (p.inner === 0 && op !== "sum") {
-    throw new RangeError(`${op}: cannot reduce over an empty axis of a tensor with shape [${x.shape}]`);
+    throw new RangeError(
+      `${op}: cannot reduce over an empty axis of a tensor with shape [${x.shape}]`,
+    );
   }
   x.backend.run("reduce", [moved.buffer], [out.buffer], { op, outer: p.outer, inner: p.inner });
   if (moved !== x) moved.dispose();
@@ -88,7 +101,12 @@ export function mean(x: Tensor, axis?: number | readonly number[], keepdim = fal
   return out;
 }
 
-function extremum(x: Tensor, axis: number | readonly number[] | undefined, keepdim: boolean, op: "max" | "min"): Tensor {
+function extremum(
+  x: Tensor,
+  axis: number | readonly number[] | undefined,
+  keepdim: boolean,
+  op: "max" | "min",
+): Tensor {
   const p = plan(x, axis, keepdim, op);
   const out = reduceRaw(x, p, op);
   return record(op, out, [x], [x, out], (g, [sx, so]) => {
@@ -145,7 +163,11 @@ export interface VarOptions {
  * assert.equal(await variance(tensor([1, 3]), 0, { correction: 0 }).item(), 1);
  * ```
  */
-export function variance(x: Tensor, axis?: number | readonly number[], options: VarOptions = {}): Tensor {
+export function variance(
+  x: Tensor,
+  axis?: number | readonly number[],
+  options: VarOptions = {},
+): Tensor {
   const p = plan(x, axis, options.keepdim ?? false, "var");
   const correction = options.correction ?? 1;
   const m = mean(x, axis, true);
@@ -191,7 +213,12 @@ export function argmin(x: Tensor, axis = -1, keepdim = false): Tensor {
 }
 
 /** Moves `axis` last, runs `fn` on the `[outer, inner]` view, moves it back (internal). */
-export function alongLastAxis(x: Tensor, axis: number, op: string, fn: (t: Tensor, outer: number, inner: number) => Tensor): Tensor {
+export function alongLastAxis(
+  x: Tensor,
+  axis: number,
+  op: string,
+  fn: (t: Tensor, outer: number, inner: number) => Tensor,
+): Tensor {
   const ax = normAxis(axis, x.ndim, op);
   const last = x.ndim - 1;
   if (ax === last || x.ndim === 0) {

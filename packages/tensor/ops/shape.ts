@@ -28,9 +28,13 @@ export function reshape(x: Tensor, shape: readonly number[]): Tensor {
   const inferred = shape.filter((d) => d === -1).length;
   const known = sizeOf(shape.filter((d) => d !== -1));
   if (inferred > 1 || shape.some((d) => !Number.isInteger(d) || d < -1)) {
-    throw new RangeError(`reshape: invalid target shape ${fmtShape(shape)} for ${fmtShape(x.shape)}`);
+    throw new RangeError(
+      `reshape: invalid target shape ${fmtShape(shape)} for ${fmtShape(x.shape)}`,
+    );
   }
-  const resolved = inferred === 1 && known > 0 ? shape.map((d) => (d === -1 ? x.size / known : d)) : [...shape];
+  const resolved = inferred === 1 && known > 0
+    ? shape.map((d) => (d === -1 ? x.size / known : d))
+    : [...shape];
   if (sizeOf(resolved) !== x.size || resolved.some((d) => !Number.isInteger(d) || d < 0)) {
     throw new RangeError(
       `reshape: cannot view ${fmtShape(x.shape)} (${x.size} elements) as ${fmtShape(shape)}`,
@@ -67,7 +71,11 @@ function permuteCopy(x: Tensor, axes: readonly number[]): Tensor {
 export function permute(x: Tensor, axes: readonly number[]): Tensor {
   const norm = axes.map((a) => normAxis(a, x.ndim, "permute"));
   if (norm.length !== x.ndim || new Set(norm).size !== x.ndim) {
-    throw new RangeError(`permute: axes ${JSON.stringify(axes)} are not a permutation of ${x.ndim} axes of ${fmtShape(x.shape)}`);
+    throw new RangeError(
+      `permute: axes ${JSON.stringify(axes)} are not a permutation of ${x.ndim} axes of ${
+        fmtShape(x.shape)
+      }`,
+    );
   }
   if (norm.every((a, i) => a === i)) return reshape(x, x.shape);
   const out = permuteCopy(x, norm);
@@ -119,9 +127,14 @@ function copyInto(dst: Tensor, src: Tensor, axis: number, start: number): void {
 export function narrow(x: Tensor, axis: number, start: number, length: number): Tensor {
   const ax = normAxis(axis, x.ndim, "narrow");
   const dim = x.shape[ax]!;
-  if (!Number.isInteger(start) || !Number.isInteger(length) || start < 0 || length < 0 || start + length > dim) {
+  if (
+    !Number.isInteger(start) || !Number.isInteger(length) || start < 0 || length < 0 ||
+    start + length > dim
+  ) {
     throw new RangeError(
-      `narrow: range start=${start} length=${length} does not fit axis ${axis} of size ${dim} in ${fmtShape(x.shape)}`,
+      `narrow: range start=${start} length=${length} does not fit axis ${axis} of size ${dim} in ${
+        fmtShape(x.shape)
+      }`,
     );
   }
   const outShape = x.shape.map((d, i) => (i === ax ? length : d));
@@ -154,7 +167,9 @@ export function narrow(x: Tensor, axis: number, start: number, length: number): 
  */
 export function slice(x: Tensor, ranges: readonly (readonly [number, number] | null)[]): Tensor {
   if (ranges.length > x.ndim) {
-    throw new RangeError(`slice: ${ranges.length} ranges given for ${fmtShape(x.shape)} with ${x.ndim} axes`);
+    throw new RangeError(
+      `slice: ${ranges.length} ranges given for ${fmtShape(x.shape)} with ${x.ndim} axes`,
+    );
   }
   let cur = x;
   ranges.forEach((r, ax) => {
@@ -187,10 +202,13 @@ export function concat(xs: readonly Tensor[], axis = 0): Tensor {
   const ax = normAxis(axis, first.ndim, "concat");
   const backend = backendOf("concat", ...xs);
   for (const t of xs) {
-    const ok = t.ndim === first.ndim && t.dtype === first.dtype && t.shape.every((d, i) => i === ax || d === first.shape[i]);
+    const ok = t.ndim === first.ndim && t.dtype === first.dtype &&
+      t.shape.every((d, i) => i === ax || d === first.shape[i]);
     if (!ok) {
       throw new RangeError(
-        `concat: cannot join ${fmtShape(first.shape)} ${first.dtype} with ${fmtShape(t.shape)} ${t.dtype} along axis ${axis}`,
+        `concat: cannot join ${fmtShape(first.shape)} ${first.dtype} with ${
+          fmtShape(t.shape)
+        } ${t.dtype} along axis ${axis}`,
       );
     }
   }
@@ -204,7 +222,13 @@ export function concat(xs: readonly Tensor[], axis = 0): Tensor {
     copyInto(out, t, ax, at);
     at += t.shape[ax]!;
   }
-  return record("concat", out, xs, [], (g) => xs.map((t, i) => (t.requiresGrad ? narrow(g, ax, starts[i]!, t.shape[ax]!) : null)));
+  return record(
+    "concat",
+    out,
+    xs,
+    [],
+    (g) => xs.map((t, i) => (t.requiresGrad ? narrow(g, ax, starts[i]!, t.shape[ax]!) : null)),
+  );
 }
 
 /**
@@ -257,7 +281,9 @@ export function squeeze(x: Tensor, axis?: number): Tensor {
   if (axis === undefined) return reshape(x, x.shape.filter((d) => d !== 1));
   const ax = normAxis(axis, x.ndim, "squeeze");
   if (x.shape[ax] !== 1) {
-    throw new RangeError(`squeeze: axis ${axis} of ${fmtShape(x.shape)} has size ${x.shape[ax]}, not 1`);
+    throw new RangeError(
+      `squeeze: axis ${axis} of ${fmtShape(x.shape)} has size ${x.shape[ax]}, not 1`,
+    );
   }
   return reshape(x, x.shape.filter((_, i) => i !== ax));
 }
@@ -277,7 +303,11 @@ export function flatten(x: Tensor, start = 0, end = -1): Tensor {
   const s = normAxis(start, x.ndim, "flatten");
   const e = normAxis(end, x.ndim, "flatten");
   if (e < s) throw new RangeError(`flatten: end axis ${end} comes before start axis ${start}`);
-  return reshape(x, [...x.shape.slice(0, s), sizeOf(x.shape.slice(s, e + 1)), ...x.shape.slice(e + 1)]);
+  return reshape(x, [
+    ...x.shape.slice(0, s),
+    sizeOf(x.shape.slice(s, e + 1)),
+    ...x.shape.slice(e + 1),
+  ]);
 }
 
 /**
@@ -307,7 +337,9 @@ export function expand(x: Tensor, shape: Shape): Tensor {
     outOffset: 0,
   });
   return record("expand", out, [x], [], (g) => {
-    const axes = target.map((_, i) => i).filter((i) => i < lead || (x.shape[i - lead] === 1 && target[i] !== 1));
+    const axes = target.map((_, i) => i).filter((i) =>
+      i < lead || (x.shape[i - lead] === 1 && target[i] !== 1)
+    );
     const s = axes.length > 0 ? g.sum(axes, true) : g.share();
     return [s.reshape(...x.shape)];
   });

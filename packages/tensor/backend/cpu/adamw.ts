@@ -10,7 +10,11 @@
 import type { HostArray, KernelParams } from "../types.ts";
 
 /** `adamw`: updates param, m and v in place from grad. */
-export function adamw([g]: HostArray[], [param, m, v]: HostArray[], p: KernelParams["adamw"]): void {
+export function adamw(
+  [g]: HostArray[],
+  [param, m, v]: HostArray[],
+  p: KernelParams["adamw"],
+): void {
   const G = g!;
   const P = param!;
   const M = m!;

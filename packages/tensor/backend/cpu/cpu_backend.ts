@@ -10,7 +10,14 @@
  */
 
 import { bytesPerElement, type DType } from "../../dtype.ts";
-import type { Backend, BufferHandle, HostArray, KernelName, KernelParams, MemoryInfo } from "../types.ts";
+import type {
+  Backend,
+  BufferHandle,
+  HostArray,
+  KernelName,
+  KernelParams,
+  MemoryInfo,
+} from "../types.ts";
 import { CPU_KERNELS } from "./kernels.ts";
 
 /** Options of {@link createCpuBackend}. */
@@ -124,7 +131,9 @@ class CpuBackend implements Backend {
 export function createCpuBackend(options: CpuBackendOptions = {}): Backend {
   const precision = options.precision ?? "f32";
   if (precision !== "f32" && precision !== "f64") {
-    throw new RangeError(`createCpuBackend: precision must be "f32" or "f64", got ${JSON.stringify(precision)}`);
+    throw new RangeError(
+      `createCpuBackend: precision must be "f32" or "f64", got ${JSON.stringify(precision)}`,
+    );
   }
   return new CpuBackend(precision);
 }

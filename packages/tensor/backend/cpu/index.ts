@@ -12,7 +12,9 @@ import type { HostArray, KernelParams } from "../types.ts";
 
 function checkIndex(kernel: string, v: number, n: number, at: number): void {
   if (!(v >= 0 && v < n)) {
-    throw new RangeError(`${kernel}: index ${v} at position ${at} is out of range for a dimension of size ${n}`);
+    throw new RangeError(
+      `${kernel}: index ${v} at position ${at} is out of range for a dimension of size ${n}`,
+    );
   }
 }
 
@@ -32,7 +34,11 @@ export function gather([x, idx]: HostArray[], [y]: HostArray[], p: KernelParams[
 }
 
 /** `scatter_add`: `y[o, idx[o, j]] += src[o, j]`. */
-export function scatterAdd([idx, src]: HostArray[], [y]: HostArray[], p: KernelParams["scatter_add"]): void {
+export function scatterAdd(
+  [idx, src]: HostArray[],
+  [y]: HostArray[],
+  p: KernelParams["scatter_add"],
+): void {
   const I = idx!;
   const S = src!;
   const Y = y!;
@@ -47,7 +53,11 @@ export function scatterAdd([idx, src]: HostArray[], [y]: HostArray[], p: KernelP
 }
 
 /** `index_select`: `y[o, j, :] = x[o, idx[j], :]`. */
-export function indexSelect([x, idx]: HostArray[], [y]: HostArray[], p: KernelParams["index_select"]): void {
+export function indexSelect(
+  [x, idx]: HostArray[],
+  [y]: HostArray[],
+  p: KernelParams["index_select"],
+): void {
   const X = x!;
   const I = idx!;
   const Y = y!;
@@ -63,7 +73,11 @@ export function indexSelect([x, idx]: HostArray[], [y]: HostArray[], p: KernelPa
 }
 
 /** `index_add`: `y[o, idx[j], :] += src[o, j, :]` (repeated indices accumulate). */
-export function indexAdd([idx, src]: HostArray[], [y]: HostArray[], p: KernelParams["index_add"]): void {
+export function indexAdd(
+  [idx, src]: HostArray[],
+  [y]: HostArray[],
+  p: KernelParams["index_add"],
+): void {
   const I = idx!;
   const S = src!;
   const Y = y!;
