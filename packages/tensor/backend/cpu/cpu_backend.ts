@@ -27,7 +27,12 @@ export interface CpuBackendOptions {
 }
 
 class CpuBuffer implements BufferHandle {
-  constructor(readonly size: number, readonly dtype: DType, public data: HostArray | null) {}
+  constructor(
+    readonly size: number,
+    readonly dtype: DType,
+    public data: HostArray | null,
+    readonly owner: object,
+  ) {}
 }
 
 class CpuBackend implements Backend {
@@ -54,7 +59,7 @@ class CpuBackend implements Backend {
       : new Float32Array(size);
     this.#live++;
     this.#liveBytes += size * bytesPerElement(dtype);
-    return new CpuBuffer(size, dtype, data);
+    return new CpuBuffer(size, dtype, data, this);
   }
 
   free(buffer: BufferHandle): void {
@@ -101,7 +106,7 @@ class CpuBackend implements Backend {
   }
 
   #own(buffer: BufferHandle, what: string): CpuBuffer {
-    if (!(buffer instanceof CpuBuffer)) {
+    if (!(buffer instanceof CpuBuffer) || buffer.owner !== this) {
       throw new TypeError(`cpu.${what}: the buffer belongs to another backend`);
     }
     return buffer;

@@ -8,10 +8,14 @@
 
 import type { HostArray, KernelName, KernelParams } from "../types.ts";
 import { adamw } from "./adamw.ts";
+import { attention, attentionBackward } from "./attention.ts";
 import { binary, cast, copy, fill, unary, where } from "./elementwise.ts";
 import { gather, indexAdd, indexSelect, scatterAdd } from "./index.ts";
+import { entropy, entropyBackward, logprobs, logprobsBackward } from "./loss.ts";
 import { matmul } from "./matmul.ts";
+import { layerNorm, layerNormBackward, rmsNorm, rmsNormBackward } from "./norm.ts";
 import { cumsum, logsumexp, reduce, softmax, softmaxBackward } from "./reduce.ts";
+import { rope } from "./rope.ts";
 
 /** A CPU kernel: reads `inputs`, writes `outputs`. */
 export type CpuKernel<K extends KernelName> = (
@@ -38,6 +42,16 @@ export const CPU_KERNELS: { [K in KernelName]: CpuKernel<K> } = {
   scatter_add: scatterAdd,
   index_select: indexSelect,
   index_add: indexAdd,
+  rms_norm: rmsNorm,
+  rms_norm_backward: rmsNormBackward,
+  layer_norm: layerNorm,
+  layer_norm_backward: layerNormBackward,
+  rope,
+  attention,
+  attention_backward: attentionBackward,
+  logprobs,
+  logprobs_backward: logprobsBackward,
+  entropy,
+  entropy_backward: entropyBackward,
   adamw,
-  // TODO(helper): the norm, rope, attention and loss kernels are being written; remove this cast.
-} as unknown as { [K in KernelName]: CpuKernel<K> };
+};
