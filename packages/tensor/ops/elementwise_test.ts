@@ -155,3 +155,19 @@ Deno.test("special values: NaN propagates through maximum; log(0) is -Infinity",
   assert.deepEqual(await ew.log(tensor([0])).toArray(), [-Infinity]);
   assert.deepEqual(await ew.sigmoid(tensor([-1000, 1000])).toArray(), [0, 1]);
 });
+
+Deno.test("clamp/where/maskedFill: gradients on drawn broadcast shapes", async () => {
+  await fc.assert(
+    fc.asyncProperty(arbBroadcastPair(3, 3), fc.integer(), async ([sa, sb], seed) => {
+      // Values sit away from the bounds ±0.5, where the clamp derivative jumps.
+      const x = leaf(sa, seed, (v) => (Math.abs(Math.abs(v) - 0.5) < 0.05 ? v + 0.2 : v));
+      await gradcheck((t) => ew.clamp(t, -0.5, 0.5), [x], { msg: "clamp" });
+      const cond = leaf(sb, seed + 2, (v) => v, false).gt(0);
+      await gradcheck((a, b) => ew.where(cond, a, b), [x, leaf(sb, seed + 1)], { msg: "where" });
+      await gradcheck((a) => ew.maskedFill(a, cond, 2), [leaf(sa, seed + 3)], {
+        msg: "maskedFill",
+      });
+    }),
+    { numRuns: 20 },
+  );
+});

@@ -79,3 +79,24 @@ Deno.test("index ops: out-of-range ids and wrong dtypes fail with the value and 
     /gather: index shape \[1,1\] must match input \[2,2\] except along axis 1/,
   );
 });
+
+Deno.test("embedding: gradient on drawn vocabularies and id shapes (repeated ids accumulate)", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.integer({ min: 1, max: 6 }),
+      fc.integer({ min: 1, max: 4 }),
+      arbShape(2, 4),
+      fc.integer(),
+      async (vocab, dim, idShape, seed) => {
+        const count = idShape.reduce((a, b) => a * b, 1);
+        const ids = tensor(indices(vocab, count, seed), {
+          shape: idShape,
+          dtype: "i32",
+          backend: f64,
+        });
+        await gradcheck((w) => ix.embedding(w, ids), [leaf([vocab, dim], seed)]);
+      },
+    ),
+    { numRuns: 20 },
+  );
+});

@@ -109,3 +109,31 @@ Deno.test("expand/squeeze/unsqueeze/flatten: shapes and gradients", async () => 
   await gradcheck((v) => sh.expand(v, [2, 3, 4]).square(), [leaf([3, 1], 5)]);
   assert.equal(f64.name, "cpu-f64");
 });
+
+Deno.test("reshape/concat/stack/expand/squeeze/unsqueeze: gradients on drawn shapes", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      arbShape(3, 3),
+      fc.nat(),
+      fc.integer({ min: 1, max: 3 }),
+      fc.integer(),
+      async (shape, pick, extra, seed) => {
+        const axis = pick % shape.length;
+        const other = shape.map((d, i) => (i === axis ? extra : d));
+        const a = leaf(shape, seed);
+        const b = leaf(other, seed + 1);
+        await gradcheck((x) => sh.reshape(x, [-1]).square(), [a], { msg: "reshape" });
+        await gradcheck((x, y) => sh.concat([x, y], axis).square(), [a, b], { msg: "concat" });
+        await gradcheck((x) => sh.stack([x, x.square()], axis).square(), [a], { msg: "stack" });
+        await gradcheck((x) => sh.squeeze(sh.unsqueeze(x, axis), axis).square(), [a], {
+          msg: "squeeze",
+        });
+        const ones = shape.map((d, i) => (i === axis ? 1 : d));
+        await gradcheck((x) => sh.expand(x, [2, ...shape]).square(), [leaf(ones, seed + 2)], {
+          msg: "expand",
+        });
+      },
+    ),
+    { numRuns: 20 },
+  );
+});

@@ -1,7 +1,7 @@
 /**
  * The CPU kernel table: one entry per kernel name of the catalogue.
  *
- * The `satisfies` clause makes the compiler reject a catalogue entry without a CPU kernel.
+ * The mapped type annotation makes the compiler reject a catalogue entry without a CPU kernel.
  *
  * @module
  */
