@@ -74,3 +74,22 @@ export function checkBoolean(owner: string, field: string, value: unknown): bool
   }
   return value;
 }
+
+/**
+ * `defaults` overridden by the defined fields of `options`; an unknown field (e.g. a snake_case
+ * `weight_decay`) is an error listing the known ones, so a typo never silently falls back.
+ */
+export function mergeOptions<H extends object>(kind: string, defaults: H, options: object): H {
+  const merged = { ...defaults };
+  for (const [key, value] of Object.entries(options ?? {})) {
+    if (!(key in defaults)) {
+      throw new TypeError(
+        `${kind}: unknown option ${JSON.stringify(key)}; known options: ${
+          Object.keys(defaults).join(", ")
+        }`,
+      );
+    }
+    if (value !== undefined) (merged as Record<string, unknown>)[key] = value;
+  }
+  return merged;
+}

@@ -12,7 +12,7 @@
  */
 
 import type { Tensor } from "../tensor.ts";
-import { checkNumber, show } from "./_check.ts";
+import { checkNumber, mergeOptions, show } from "./_check.ts";
 import {
   type BaseHyperparams,
   Optimizer,
@@ -88,17 +88,7 @@ export class AdamW extends Optimizer<AdamWHyperparams> {
    * `options` as the defaults of every group.
    */
   constructor(params: OptimizerParams<AdamWHyperparams>, options: AdamWOptions = {}) {
-    const defaults = { ...DEFAULTS };
-    for (const [key, value] of Object.entries(options ?? {})) {
-      if (!(key in DEFAULTS)) {
-        throw new TypeError(
-          `AdamW: unknown option ${JSON.stringify(key)}; known options: ${
-            Object.keys(DEFAULTS).join(", ")
-          }`,
-        );
-      }
-      if (value !== undefined) (defaults as Record<string, unknown>)[key] = value;
-    }
+    const defaults = mergeOptions("AdamW", DEFAULTS, options);
     validate(defaults, "options.");
     super(params, { kind: "AdamW", defaults, validate, bufferNames: ["m", "v"] });
   }

@@ -12,7 +12,7 @@
 
 import { tidy } from "../runtime.ts";
 import type { Tensor } from "../tensor.ts";
-import { checkBoolean, checkNumber } from "./_check.ts";
+import { checkBoolean, checkNumber, mergeOptions } from "./_check.ts";
 import {
   type BaseHyperparams,
   Optimizer,
@@ -107,17 +107,7 @@ export class SGD extends Optimizer<SGDHyperparams> {
    * `options` as the defaults of every group.
    */
   constructor(params: OptimizerParams<SGDHyperparams>, options: SGDOptions = {}) {
-    const defaults = { ...DEFAULTS };
-    for (const [key, value] of Object.entries(options ?? {})) {
-      if (!(key in DEFAULTS)) {
-        throw new TypeError(
-          `SGD: unknown option ${JSON.stringify(key)}; known options: ${
-            Object.keys(DEFAULTS).join(", ")
-          }`,
-        );
-      }
-      if (value !== undefined) (defaults as Record<string, unknown>)[key] = value;
-    }
+    const defaults = mergeOptions("SGD", DEFAULTS, options);
     validate(defaults, "options.");
     super(params, { kind: "SGD", defaults, validate, bufferNames: ["momentumBuffer"] });
   }
