@@ -712,8 +712,12 @@ function readHeader(bytes: Uint8Array, fail: Fail): { n: number; header: Record<
   try {
     header = JSON.parse(text);
   } catch (e) {
+    const message = (e as Error).message;
     const start = describe(text.slice(0, 40));
-    fail(undefined, `header is not valid JSON (${(e as Error).message}); it starts ${start}`);
+    fail(
+      entryBefore(text, message),
+      `header is not valid JSON (${message}); it starts ${start}`,
+    );
   }
   if (!isPlainObject(header)) {
     const got = header === null ? "null" : Array.isArray(header) ? "an array" : typeof header;
@@ -1152,4 +1156,17 @@ export async function serializeTo(
     at += it.bytes.length;
   }
   return out;
+}
+
+/**
+ * The name of the last tensor entry that starts before the position a JSON error reports, so a
+ * corrupt header names the tensor being read when it broke (undefined when none can be found).
+ */
+function entryBefore(text: string, jsonError: string): string | undefined {
+  const at = Number(/position (\d+)/.exec(jsonError)?.[1] ?? text.length);
+  let name: string | undefined;
+  for (const m of text.slice(0, at).matchAll(/"((?:[^"\\]|\\.)*)"\s*:\s*\{/g)) {
+    if (m[1] !== "__metadata__") name = m[1];
+  }
+  return name;
 }

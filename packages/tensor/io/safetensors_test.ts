@@ -301,9 +301,10 @@ Deno.test("errors: header length prefix, size limits, encoding, JSON", () => {
   badUtf8[9] = 0xff;
   throwsAll(() => parseSafetensors(badUtf8), /header \(bytes 8\.\.10\) is not valid UTF-8/);
   throwsAll(
-    () => parseSafetensors(build('{"lm_head.weight": {"dtype": "F32", garbage')),
-    /header is not valid JSON/,
-    /it starts "\{\\"lm_head\.weight/,
+    () =>
+      parseSafetensors(build('{"a": {"dtype": "F32"}, "lm_head.weight": {"dtype": "F32", garbage')),
+    /tensor "lm_head\.weight": header is not valid JSON/,
+    /it starts "\{\\"a\\": \{/,
   );
   throwsAll(() => parseSafetensors(build("")), /header is not valid JSON/);
   throwsAll(
