@@ -70,6 +70,12 @@ function runBinary(op: BinaryOp, A: Tensor, B: Tensor, outDtype: DType, name: st
   return out;
 }
 
+function scalarPair(a: number, b: number, like: Tensor): [Tensor, Tensor, Tensor[]] {
+  const A = scalarLike(a, like, "f32");
+  const B = scalarLike(b, like, "f32");
+  return [A, B, [A, B]];
+}
+
 type BinaryGrad = (g: Tensor, a: Tensor, b: Tensor, out: Tensor) => [Tensor | null, Tensor | null];
 
 function arith(op: BinaryOp, a: Operand, b: Operand, grad: BinaryGrad, floatOnly = false): Tensor {
@@ -296,7 +302,7 @@ export function ge(a: Operand, b: Operand): Tensor {
  * ```
  */
 export function logicalAnd(a: Tensor, b: Tensor): Tensor {
-  return runBinary("and", castTo(a, "bool"), castTo(b, "bool"), "bool", "logicalAnd");
+  return logical("and", a, b, "logicalAnd");
 }
 
 /**
@@ -310,7 +316,17 @@ export function logicalAnd(a: Tensor, b: Tensor): Tensor {
  * ```
  */
 export function logicalOr(a: Tensor, b: Tensor): Tensor {
-  return runBinary("or", castTo(a, "bool"), castTo(b, "bool"), "bool", "logicalOr");
+  return logical("or", a, b, "logicalOr");
+}
+
+function logical(op: "and" | "or", a: Tensor, b: Tensor, name: string): Tensor {
+  const A = castTo(a, "bool");
+  const B = castTo(b, "bool");
+  backendOf(name, A, B);
+  const out = runBinary(op, A, B, "bool", name);
+  if (A !== a) A.dispose();
+  if (B !== b) B.dispose();
+  return out;
 }
 
 /**
@@ -540,7 +556,10 @@ export function reciprocal(x: Tensor): Tensor {
  * ```
  */
 export function where(cond: Tensor, a: Operand, b: Operand): Tensor {
-  const [A, B, temps] = operands("where", a, b, false);
+  // Two plain numbers give an f32 result on the condition's backend, as torch.where does.
+  const [A, B, temps] = typeof a === "number" && typeof b === "number"
+    ? scalarPair(a, b, cond)
+    : operands("where", a, b, false);
   const C = castTo(cond, "bool");
   backendOf("where", C, A);
   const shape = broadcastShapes(broadcastShapes(C.shape, A.shape, "where"), B.shape, "where");

@@ -171,3 +171,14 @@ Deno.test("clamp/where/maskedFill: gradients on drawn broadcast shapes", async (
     { numRuns: 20 },
   );
 });
+
+Deno.test("where with two numbers gives f32; logical ops on non-bool inputs free their casts", async () => {
+  assert.deepEqual(await ew.where(tensor([true, false]), 1, 0).toArray(), [1, 0]);
+  const x = tensor([0, 2], { backend: f64 });
+  const before = f64.memory().liveBuffers;
+  const m = ew.logicalOr(x, ew.logicalAnd(x, x));
+  assert.deepEqual(await m.toArray(), [false, true]);
+  m.dispose();
+  // logicalAnd's result is still live (not disposed by this test); nothing else is.
+  assert.equal(f64.memory().liveBuffers, before + 1);
+});
