@@ -1,0 +1,447 @@
+/**
+ * The estimator registry: every estimator under a stable string key (veRL's
+ * `algorithm.adv_estimator` name where veRL has one), callable through one uniform input object.
+ *
+ * Design: a key maps to a function `(ResolvedInput) => AdvantageOutput`. {@link getEstimator}
+ * returns a wrapper that first *resolves* the caller's {@link EstimatorInput} the same way for
+ * every estimator, built-in or registered:
+ *
+ * 1. the response mask is checked;
+ * 2. rewards come either token-level (`tokenRewards`, veRL `token_level_rewards`) or
+ *    sequence-level (`rewards`, placed on each response's last valid token), never both;
+ * 3. `klInReward`, when given, subtracts `β·KL_t` from the token rewards first (veRL
+ *    `use_kl_in_reward`), so every estimator sees KL-shaped rewards, as in veRL;
+ * 4. groups come from `index` (ragged allowed) or `groupSize` (contiguous fixed-size groups,
+ *    which must divide the batch), never both;
+ * 5. unknown fields are an error listing the known ones (a misspelt option never silently falls
+ *    back to a default); custom estimators read their own settings from `extra`.
+ *
+ * Each estimator then reads the fields it needs and the direct function validates them.
+ * Outcome estimators use `rewards` when the caller gave sequence rewards (and no KL shaping),
+ * else the masked row sums of `tokenRewards` (veRL's `token_level_rewards.sum(-1)`).
+ *
+ * Keys: `gae`, `grpo`, `dr_grpo`, `grpo_batch_std`, `rloo`, `reinforce_plus_plus`,
+ * `reinforce_plus_plus_baseline`, `remax`, `opo`, `gpg`, `grpo_passk` (veRL's names), and
+ * `passk_analytic`, `psr_nsr`, `prime`, `entropy_adv` (no veRL estimator; `psr_nsr` is the
+ * name in the PSR/NSR authors' veRL fork).
+ *
+ * @module
+ */
+
+import {
+  checkIndex,
+  checkMask,
+  checkObject,
+  checkSequence,
+  checkTokens,
+  missing,
+  show,
+} from "./_validate.ts";
+import { entropyShapedAdvantages } from "./entropy_adv.ts";
+import { gae } from "./gae.ts";
+import { gpg } from "./gpg.ts";
+import { fixedIndex } from "./group.ts";
+import { drGrpo, grpo, grpoBatchStd } from "./grpo.ts";
+import type { KlPenalty } from "./kl_reward.ts";
+import { shapeChecked } from "./kl_reward.ts";
+import { placeOutcome, rowSums } from "./layout.ts";
+import { opo } from "./opo.ts";
+import { grpoPassk, passkAnalytic } from "./passk.ts";
+import type { PrimeBaseline } from "./prime.ts";
+import { prime } from "./prime.ts";
+import { psrNsr } from "./psr_nsr.ts";
+import { reinforcePlusPlus, reinforcePlusPlusBaseline } from "./reinforce_pp.ts";
+import { remax } from "./remax.ts";
+import { rloo } from "./rloo.ts";
+import type { AdvantageOutput, GroupIndex, TokenMatrix } from "./types.ts";
+
+/** KL-in-reward settings of {@link EstimatorInput} (veRL `algorithm.use_kl_in_reward`). */
+export interface KlInReward {
+  /** Log-probs of the sampled tokens under the sampling (old) policy, `[batch, length]`. */
+  logProbs: TokenMatrix;
+  /** Log-probs of the same tokens under the reference policy, `[batch, length]`. */
+  refLogProbs: TokenMatrix;
+  /** β >= 0 (veRL `algorithm.kl_ctrl.kl_coef`). */
+  coef: number;
+  /** KL estimator (default `"k1"`; veRL `algorithm.kl_penalty`). */
+  penalty?: KlPenalty;
+}
+
+/**
+ * The uniform input of every registered estimator. Only `responseMask` and one of
+ * `tokenRewards` / `rewards` are always required; each estimator reads the fields listed for
+ * it and ignores the rest.
+ */
+export interface EstimatorInput {
+  /** Token rewards `[batch, length]` (veRL `token_level_rewards`). Give this or `rewards`. */
+  tokenRewards?: TokenMatrix;
+  /** Sequence rewards, one per response, placed on the last valid token. Give this or `tokenRewards`. */
+  rewards?: ArrayLike<number>;
+  /** Response mask `[batch, length]` of 0s and 1s. */
+  responseMask: TokenMatrix;
+  /** Group id per response (veRL `uid`); ragged groups allowed. Group-relative estimators need this or `groupSize`. */
+  index?: GroupIndex;
+  /** Fixed group size of contiguous groups (TRL `num_generations`); must divide the batch. */
+  groupSize?: number;
+  /** Subtract `β·KL` from the token rewards before estimating (veRL `use_kl_in_reward`). */
+  klInReward?: KlInReward;
+  /** `gae`: critic values `[batch, length]`. */
+  values?: TokenMatrix;
+  /** `gae`, `reinforce_plus_plus`, `prime`: discount γ (default 1). */
+  gamma?: number;
+  /** `gae`: actor λ (default 1). */
+  lam?: number;
+  /** `gae`: critic λ for the returns (default `lam`). */
+  criticLam?: number;
+  /** `gae`: VAPO length-adaptive actor λ `1 − 1/(α·l)`. */
+  lengthAdaptiveAlpha?: number;
+  /** `gae`, `prime`: whiten the advantages (default true). */
+  whiten?: boolean;
+  /** `grpo`, `grpo_passk` (default 1e-6), `grpo_batch_std` (default 1e-4): added to the std. */
+  epsilon?: number;
+  /** `grpo`, `grpo_passk`: divide by the group std (default true). */
+  normByStd?: boolean;
+  /** `remax`: the greedy response's reward per response (veRL `reward_baselines`). */
+  baselineRewards?: ArrayLike<number>;
+  /** `gpg`: `F_norm` (default 1). */
+  fNorm?: number;
+  /** `gpg`: fixed α instead of veRL's `B / max(1, #{R ≠ 0})`. */
+  gpgAlpha?: number;
+  /** `passk_analytic`: the k of pass@k. */
+  k?: number;
+  /** `psr_nsr`: weight λ of positive samples (default 0.1). */
+  positiveWeight?: number;
+  /** `psr_nsr`: weight of negative samples (default 1). */
+  negativeWeight?: number;
+  /** `prime`: implicit process rewards `β·log(π_φ/π_ref)` per token. */
+  processRewards?: TokenMatrix;
+  /** `prime`: weight of the process term (default 1). */
+  processCoef?: number;
+  /** `prime`: weight of the outcome term (default 1). */
+  outcomeCoef?: number;
+  /** `prime`: leave-one-out form of the process term (default `"verl"`). */
+  primeBaseline?: PrimeBaseline;
+  /** `entropy_adv`: per-token entropy of the sampling distribution. */
+  entropy?: TokenMatrix;
+  /** `entropy_adv`: α of the entropy bonus. */
+  entropyAlpha?: number;
+  /** `entropy_adv`: κ of the clip `|A|/κ`. */
+  entropyKappa?: number;
+  /** `entropy_adv`: the key of the estimator whose advantages are shaped (default `"grpo"`). */
+  baseEstimator?: string;
+  /** Settings of custom estimators registered with {@link registerEstimator}. */
+  extra?: Readonly<Record<string, unknown>>;
+}
+
+/** What a registered estimator receives: {@link EstimatorInput} after resolution. */
+export interface ResolvedInput
+  extends Omit<EstimatorInput, "tokenRewards" | "rewards" | "groupSize" | "klInReward" | "index"> {
+  /** Token rewards, KL-shaped when `klInReward` was given; always present. */
+  tokenRewards: TokenMatrix;
+  /** The caller's sequence rewards, when given and not KL-shaped. */
+  rewards?: ArrayLike<number>;
+  /** Group ids, from `index` or built from `groupSize`. */
+  index?: GroupIndex;
+}
+
+/** A registered estimator. */
+export type EstimatorFn = (input: ResolvedInput) => AdvantageOutput;
+
+/** Options of {@link registerEstimator}. */
+export interface RegisterOptions {
+  /** Replace an existing estimator of the same key (default false: that is an error). */
+  override?: boolean;
+}
+
+const FIELDS: Record<keyof EstimatorInput, true> = {
+  tokenRewards: true,
+  rewards: true,
+  responseMask: true,
+  index: true,
+  groupSize: true,
+  klInReward: true,
+  values: true,
+  gamma: true,
+  lam: true,
+  criticLam: true,
+  lengthAdaptiveAlpha: true,
+  whiten: true,
+  epsilon: true,
+  normByStd: true,
+  baselineRewards: true,
+  fNorm: true,
+  gpgAlpha: true,
+  k: true,
+  positiveWeight: true,
+  negativeWeight: true,
+  processRewards: true,
+  processCoef: true,
+  outcomeCoef: true,
+  primeBaseline: true,
+  entropy: true,
+  entropyAlpha: true,
+  entropyKappa: true,
+  baseEstimator: true,
+  extra: true,
+};
+
+const REGISTRY = new Map<string, EstimatorFn>();
+const KEY = /^[a-z][a-z0-9_]*$/;
+
+/** Copies the defined fields of `from` named in `keys` (exactOptionalPropertyTypes-safe). */
+function pick<T extends object, K extends keyof T>(
+  from: T,
+  keys: readonly K[],
+): Partial<Pick<T, K>> {
+  const out: Partial<Pick<T, K>> = {};
+  for (const k of keys) if (from[k] !== undefined) out[k] = from[k];
+  return out;
+}
+
+function resolve(key: string, input: EstimatorInput): ResolvedInput {
+  checkObject(key, input, "EstimatorInput {responseMask, tokenRewards | rewards, index?, ...}");
+  const unknown = Object.keys(input).filter((f) => !(f in FIELDS));
+  if (unknown.length > 0) {
+    throw new TypeError(
+      `${key}: unknown field ${JSON.stringify(unknown[0])} in the estimator input; known fields: ${
+        Object.keys(FIELDS).join(", ")
+      } (custom settings go in extra)`,
+    );
+  }
+  const mask = checkMask(key, "responseMask", input.responseMask);
+  const {
+    tokenRewards: tokenIn,
+    rewards: rewardsIn,
+    groupSize,
+    klInReward,
+    index: indexIn,
+    ...rest
+  } = input;
+  if (tokenIn !== undefined && rewardsIn !== undefined) {
+    throw new TypeError(
+      `${key}: give tokenRewards (token-level) or rewards (sequence-level), not both`,
+    );
+  }
+  let rewards: ArrayLike<number> | undefined;
+  let tokenRewards: TokenMatrix;
+  if (rewardsIn !== undefined) {
+    rewards = checkSequence(key, "rewards", rewardsIn, mask.batch);
+    tokenRewards = placeOutcome(rewards, mask);
+  } else if (tokenIn !== undefined) {
+    tokenRewards = checkTokens(key, "tokenRewards", tokenIn, mask);
+  } else {
+    return missing(key, "tokenRewards or rewards", "token-level or sequence-level rewards");
+  }
+  if (klInReward !== undefined) {
+    tokenRewards = shapeChecked(key, tokenRewards, klInReward, mask, "klInReward.").tokenRewards;
+    rewards = undefined; // the sequence reward now includes the KL penalty
+  }
+  if (indexIn !== undefined && groupSize !== undefined) {
+    throw new TypeError(`${key}: give index (group ids) or groupSize, not both`);
+  }
+  let index: GroupIndex | undefined;
+  if (indexIn !== undefined) index = checkIndex(key, "index", indexIn, mask.batch);
+  if (groupSize !== undefined) index = fixedIndex(key, mask.batch, groupSize);
+  const resolved: ResolvedInput = { ...rest, responseMask: mask, tokenRewards };
+  if (rewards !== undefined) resolved.rewards = rewards;
+  if (index !== undefined) resolved.index = index;
+  return resolved;
+}
+
+function needIndex(key: string, input: ResolvedInput): GroupIndex {
+  return input.index ??
+    missing(key, "index", "group ids per response, or groupSize for fixed-size groups");
+}
+
+function seqRewards(input: ResolvedInput): ArrayLike<number> {
+  return input.rewards ?? rowSums(input.tokenRewards, input.responseMask);
+}
+
+function outcomeBase(key: string, input: ResolvedInput) {
+  return {
+    rewards: seqRewards(input),
+    responseMask: input.responseMask,
+    index: needIndex(key, input),
+  };
+}
+
+const BUILTINS: Record<string, EstimatorFn> = {
+  gae: (x) =>
+    gae({
+      tokenRewards: x.tokenRewards,
+      values: x.values ?? missing("gae", "values", "critic values [batch, length]"),
+      responseMask: x.responseMask,
+      ...pick(x, ["gamma", "lam", "criticLam", "lengthAdaptiveAlpha", "whiten"] as const),
+    }),
+  grpo: (x) => grpo({ ...outcomeBase("grpo", x), ...pick(x, ["epsilon", "normByStd"] as const) }),
+  dr_grpo: (x) => drGrpo(outcomeBase("dr_grpo", x)),
+  grpo_batch_std: (x) =>
+    grpoBatchStd({ ...outcomeBase("grpo_batch_std", x), ...pick(x, ["epsilon"] as const) }),
+  rloo: (x) => rloo(outcomeBase("rloo", x)),
+  reinforce_plus_plus: (x) =>
+    reinforcePlusPlus({
+      tokenRewards: x.tokenRewards,
+      responseMask: x.responseMask,
+      ...pick(x, ["gamma"] as const),
+    }),
+  reinforce_plus_plus_baseline: (x) =>
+    reinforcePlusPlusBaseline(outcomeBase("reinforce_plus_plus_baseline", x)),
+  remax: (x) =>
+    remax({
+      tokenRewards: x.tokenRewards,
+      responseMask: x.responseMask,
+      baselineRewards: x.baselineRewards ??
+        missing("remax", "baselineRewards", "the greedy response's reward per response"),
+    }),
+  opo: (x) => opo(outcomeBase("opo", x)),
+  gpg: (x) => {
+    const extra = pick(x, ["fNorm", "gpgAlpha"] as const);
+    return gpg({
+      ...outcomeBase("gpg", x),
+      ...pick(extra, ["fNorm"] as const),
+      ...(extra.gpgAlpha === undefined ? {} : { alpha: extra.gpgAlpha }),
+    });
+  },
+  grpo_passk: (x) =>
+    grpoPassk({ ...outcomeBase("grpo_passk", x), ...pick(x, ["epsilon", "normByStd"] as const) }),
+  passk_analytic: (x) =>
+    passkAnalytic({
+      ...outcomeBase("passk_analytic", x),
+      k: x.k ?? missing("passk_analytic", "k", "the k of pass@k"),
+    }),
+  psr_nsr: (x) =>
+    psrNsr({
+      rewards: seqRewards(x),
+      responseMask: x.responseMask,
+      ...pick(x, ["positiveWeight", "negativeWeight"] as const),
+    }),
+  prime: (x) =>
+    prime({
+      ...outcomeBase("prime", x),
+      processRewards: x.processRewards ??
+        missing("prime", "processRewards", "implicit process rewards [batch, length]"),
+      ...pick(x, ["gamma", "processCoef", "outcomeCoef", "whiten"] as const),
+      ...(x.primeBaseline === undefined ? {} : { baseline: x.primeBaseline }),
+    }),
+  entropy_adv: (x) => {
+    const baseKey = x.baseEstimator ?? "grpo";
+    if (baseKey === "entropy_adv") {
+      throw new RangeError(`entropy_adv: baseEstimator cannot be "entropy_adv" itself`);
+    }
+    const base = lookup(baseKey, "entropy_adv: baseEstimator")(x);
+    const advantages = entropyShapedAdvantages({
+      advantages: {
+        data: base.advantages,
+        batch: x.responseMask.batch,
+        length: x.responseMask.length,
+      },
+      entropy: x.entropy ?? missing("entropy_adv", "entropy", "per-token entropy [batch, length]"),
+      responseMask: x.responseMask,
+      alpha: x.entropyAlpha ?? missing("entropy_adv", "entropyAlpha", "α of the entropy bonus"),
+      kappa: x.entropyKappa ?? missing("entropy_adv", "entropyKappa", "κ of the clip |A|/κ"),
+    });
+    return { advantages, returns: base.returns };
+  },
+};
+
+for (const [key, fn] of Object.entries(BUILTINS)) REGISTRY.set(key, fn);
+
+function lookup(key: unknown, owner: string): EstimatorFn {
+  const fn = typeof key === "string" ? REGISTRY.get(key) : undefined;
+  if (!fn) {
+    throw new RangeError(
+      `${owner}: unknown estimator ${show(key)}; valid keys: ${estimatorNames().join(", ")}`,
+    );
+  }
+  return fn;
+}
+
+/**
+ * The estimator registered under `key`, wrapped to accept an {@link EstimatorInput}. Throws for
+ * an unknown key, listing the valid ones.
+ *
+ * @example Usage
+ * ```ts
+ * import { fromRows, getEstimator } from "@rlvr/advantage";
+ * import assert from "node:assert/strict";
+ * const grpo = getEstimator("grpo");
+ * const { advantages } = grpo({
+ *   rewards: [1, 0, 1, 1],
+ *   responseMask: fromRows([[1, 1], [1, 0], [1, 1], [1, 1]]),
+ *   groupSize: 2,
+ *   epsilon: 0,
+ * });
+ * // group [1, 0]: mean 0.5, unbiased std sqrt(0.5); group [1, 1]: all zero
+ * assert.ok(Math.abs(advantages[0]! - Math.SQRT1_2) < 1e-12 && advantages[4] === 0);
+ * assert.throws(() => getEstimator("ppo"), /unknown estimator "ppo"; valid keys: .*dr_grpo, entropy_adv, gae/);
+ * ```
+ */
+export function getEstimator(key: string): (input: EstimatorInput) => AdvantageOutput {
+  const fn = lookup(key, "getEstimator");
+  return (input) => fn(resolve(key, input));
+}
+
+/**
+ * Registers `fn` under `key` (lowercase letters, digits and `_`, starting with a letter). A key
+ * that is taken is an error unless `{ override: true }`. The function receives the
+ * {@link ResolvedInput}; its own settings travel in `extra`.
+ *
+ * @example Usage
+ * ```ts
+ * import { broadcastScalars, fromRows, getEstimator, registerEstimator } from "@rlvr/advantage";
+ * import assert from "node:assert/strict";
+ * // REINFORCE with a constant baseline b read from extra
+ * registerEstimator("const_baseline_example", (x) => {
+ *   const b = Number(x.extra?.b ?? 0);
+ *   const rewards = Array.from(x.rewards ?? [], (r) => r - b);
+ *   const advantages = broadcastScalars(rewards, x.responseMask);
+ *   return { advantages, returns: advantages.slice() };
+ * });
+ * const out = getEstimator("const_baseline_example")({
+ *   rewards: [1, 0],
+ *   responseMask: fromRows([[1], [1]]),
+ *   extra: { b: 0.5 },
+ * });
+ * assert.deepEqual([...out.advantages], [0.5, -0.5]);
+ * ```
+ */
+export function registerEstimator(
+  key: string,
+  fn: EstimatorFn,
+  options: RegisterOptions = {},
+): void {
+  if (typeof key !== "string" || !KEY.test(key)) {
+    throw new TypeError(
+      `registerEstimator: key must be lowercase letters, digits and _ starting with a letter (like veRL's "grpo"), got ${
+        show(key)
+      }`,
+    );
+  }
+  if (typeof fn !== "function") {
+    throw new TypeError(
+      `registerEstimator: fn must be a function (input) => {advantages, returns}, got ${show(fn)}`,
+    );
+  }
+  if (REGISTRY.has(key) && options.override !== true) {
+    throw new RangeError(
+      `registerEstimator: an estimator is already registered as ${
+        show(key)
+      }; pass { override: true } to replace it`,
+    );
+  }
+  REGISTRY.set(key, fn);
+}
+
+/**
+ * The registered keys, sorted.
+ *
+ * @example Usage
+ * ```ts
+ * import { estimatorNames } from "@rlvr/advantage";
+ * import assert from "node:assert/strict";
+ * assert.ok(estimatorNames().includes("reinforce_plus_plus_baseline"));
+ * ```
+ */
+export function estimatorNames(): string[] {
+  return [...REGISTRY.keys()].sort();
+}
