@@ -1,8 +1,124 @@
 /**
  * @module
  *
- * `@rlvr/objectives`: policy losses (PPO clip, clip-higher, dual-clip, GSPO, CISPO, TIS ...), KL estimators, entropy bonus and loss aggregation modes, built on `@rlvr/tensor` autograd.
+ * `@rlvr/objectives`: policy losses for RL of reasoning language models (PPO clip with
+ * clip-higher and dual-clip, GSPO, CISPO, GPPO, GMPO, SAPO, Clip-Cov, KL-Cov, REINFORCE/NSR),
+ * off-policy corrections (TIS, decoupled PPO, rejection, OPSM), KL estimators and controllers,
+ * entropy terms, loss aggregation modes, the PPO value loss, SFT and DPO, built on
+ * `@rlvr/tensor` autograd.
  *
- * Nothing is exported yet: this package is planned in issue #3 and gets its first export
- * when that issue lands. It exists now so the workspace, its checks and its imports are fixed.
+ * Design: every loss takes `[B, T]` tensors and returns `{ loss, metrics }`, a scalar loss to
+ * back-propagate and scalar metric tensors, computed inside one `tidy` so nothing else survives,
+ * and without reading values back to the host (a GPU backend stays asynchronous; read the
+ * metrics with `readMetrics` once per step). Policy losses are registered by key with veRL's
+ * names (`getPolicyLoss("vanilla")`) and share one frame (`definePolicyLoss`) for masking,
+ * off-policy weights, aggregation, KL and entropy terms and metrics, so a new loss supplies only
+ * its per-token formula. Numbers match veRL's `core_algos.py` (and TRL where it has the loss) on
+ * valid positions; each file documents the function it matches and where it differs.
+ *
+ * @example Usage
+ * ```ts
+ * import { getPolicyLoss, readMetrics } from "@rlvr/objectives";
+ * import { tensor } from "@rlvr/tensor";
+ * import assert from "node:assert/strict";
+ * const logProbs = tensor([[-1.0, -0.5, -2.0], [-0.7, -1.2, -9.9]], { requiresGrad: true });
+ * const ppo = getPolicyLoss("vanilla");
+ * const { loss, metrics } = ppo({
+ *   logProbs,
+ *   oldLogProbs: tensor([[-1.1, -0.5, -1.9], [-0.7, -1.0, 0]]),
+ *   refLogProbs: tensor([[-1.0, -0.6, -2.0], [-0.8, -1.2, 0]]),
+ *   advantages: tensor([[1, 1, 1], [-1, -1, -1]]),
+ *   responseMask: tensor([[true, true, true], [true, true, false]]),
+ * }, { clipRatioLow: 0.2, clipRatioHigh: 0.28, klCoef: 0.01, klType: "low_var_kl" });
+ * loss.backward();
+ * const m = await readMetrics(metrics, { dispose: true });
+ * assert.ok(Number.isFinite(m.ppo_kl));
+ * assert.ok(Math.abs(m.masked_frac! - 1 / 6) < 1e-6);
+ * assert.ok(logProbs.grad !== null);
+ * loss.dispose();
+ * ```
  */
+
+// `Tensor` (and the types its public methods mention) come from `@rlvr/tensor`; they are
+// re-exported as types so that this package's API documentation is complete on its own.
+export type {
+  Backend,
+  BinaryOp,
+  BufferHandle,
+  DType,
+  GradNode,
+  HostArray,
+  KernelName,
+  KernelParams,
+  MatmulOptions,
+  MemoryInfo,
+  NestedArray,
+  ReduceOp,
+  Shape,
+  Tensor,
+  UnaryOp,
+  VarOptions,
+} from "@rlvr/tensor";
+export type {
+  AggregationMode,
+  AggregationOptions,
+  KlEstimator,
+  LossOutput,
+  Metrics,
+  OffPolicyLevel,
+  OffPolicyOptions,
+  PolicyLossFn,
+  PolicyLossInputs,
+  PolicyLossOptions,
+} from "./types.ts";
+export {
+  aggregate,
+  type AggregationFn,
+  aggregationNames,
+  getAggregation,
+  registerAggregation,
+} from "./aggregate.ts";
+export {
+  definePolicyLoss,
+  POLICY_LOSS_OPTION_KEYS,
+  type PolicyLossContext,
+  type PolicyLossCore,
+  type PolicyLossDefinition,
+  type PolicyLossTerms,
+  type ResolvedPolicyLossOptions,
+} from "./policy_loss.ts";
+export {
+  computePolicyLoss,
+  getPolicyLoss,
+  policyLossNames,
+  registerPolicyLoss,
+} from "./registry.ts";
+export { decoupledPpoLoss, vanillaLoss } from "./ppo_clip.ts";
+export { gspoLoss, gspoTokenLoss } from "./gspo.ts";
+export { cispoLoss } from "./cispo.ts";
+export { gppoLoss } from "./gppo.ts";
+export { gmpoLoss } from "./gmpo.ts";
+export { sapoLoss } from "./sapo.ts";
+export { clipCovLoss, klCovLoss } from "./cov.ts";
+export { nsrLoss, psrLoss, reinforceLoss, wReinforceLoss } from "./reinforce.ts";
+export {
+  decoupledImportanceWeights,
+  offPolicySequenceMask,
+  rejectionMask,
+  truncatedImportanceWeights,
+} from "./off_policy.ts";
+export { applyKlPenalty, klEstimatorNames, klLoss, klPenalty } from "./kl.ts";
+export {
+  AdaptiveKlController,
+  type AdaptiveKlOptions,
+  createKlController,
+  FixedKlController,
+  type KlController,
+  type KlControllerConfig,
+} from "./kl_controller.ts";
+export { entropyLoss, highEntropyMask, tokenEntropy } from "./entropy.ts";
+export { valueLoss, type ValueLossInputs, type ValueLossOptions } from "./value_loss.ts";
+export { sftLoss } from "./sft.ts";
+export { type DpoInputs, dpoLoss, sequenceLogProbs } from "./dpo.ts";
+export { disposeMetrics, readMetrics } from "./metrics.ts";
+export { validatePolicyInputs } from "./validate.ts";

@@ -1,0 +1,197 @@
+/**
+ * Loss aggregation: reducing a per-token loss matrix `ℓ [B, T]` with a mask `m` to a scalar, by
+ * mode key (veRL `agg_loss` / `loss_agg_mode`), with a registry for custom modes.
+ *
+ * | mode                      | formula                                        | matches                                             |
+ * | ------------------------- | ---------------------------------------------- | --------------------------------------------------- |
+ * | `token-mean`              | `Σᵢₜ ℓm / N_tok`                                | veRL default; TRL `bnpo`, `dapo` (global N_tok)      |
+ * | `seq-mean-token-mean`     | `(1/N_seq) Σᵢ (Σₜ ℓm / Σₜ m)`                    | GRPO (arXiv 2402.03300), GSPO; TRL `grpo`           |
+ * | `seq-mean-token-sum`      | `(1/N_seq) Σᵢ Σₜ ℓm`                             | veRL `seq-mean-token-sum`                           |
+ * | `seq-mean-token-sum-norm` | `(1/N_seq) Σᵢ Σₜ ℓm / L`                         | Dr. GRPO (arXiv 2503.20783); TRL `dr_grpo`          |
+ *
+ * `N_tok` is the number of valid tokens and `N_seq` the number of sequences with at least one
+ * valid token (current veRL `agg_loss`: fully masked rows neither count nor contribute), unless
+ * `globalTokens`/`globalSequences` give the counts of the whole batch: then the losses of the
+ * micro-batches of that batch sum to its full-batch loss. `L` is `lossScaleFactor` (default T).
+ *
+ * Design decision: counts are clamped to ≥ 1, so an all-masked batch gives 0 instead of NaN
+ * (veRL divides by `Σm + 1e-8` or by the raw count; TRL clamps like this). Older veRL versions
+ * divided `seq-mean-*` by all B rows and `seq-mean-token-sum-norm` by `T` alone (no `1/B`); we
+ * follow the current veRL, which agrees with TRL `dr_grpo` (`Σ ℓm / (B·L)`) when no row is empty.
+ *
+ * @module
+ */
+
+import { type Tensor, tidy } from "@rlvr/tensor";
+import type { AggregationMode, AggregationOptions } from "./types.ts";
+import { check2d, checkKnownKeys, checkNumber, checkSameShape } from "./_util.ts";
+
+/**
+ * An aggregation: `(loss [B, T], mask f32 0/1 [B, T], options) → scalar`. It must not read the
+ * host and must keep gradients of `loss`.
+ */
+export type AggregationFn = (loss: Tensor, mask: Tensor, options: AggregationOptions) => Tensor;
+
+const registry = new Map<string, AggregationFn>();
+
+const AGG_OPTION_KEYS = ["globalTokens", "globalSequences", "lossScaleFactor"] as const;
+
+function denominator(
+  given: number | Tensor | undefined,
+  local: () => Tensor,
+  name: string,
+): Tensor | number {
+  if (given === undefined) return local().clamp(1);
+  if (typeof given === "number") {
+    return checkNumber("aggregate", name, given, { min: 0, minExclusive: true });
+  }
+  return given;
+}
+
+function seqParts(loss: Tensor, mask: Tensor): { sums: Tensor; lens: Tensor } {
+  return { sums: loss.mul(mask).sum(1), lens: mask.sum(1) };
+}
+
+function nonEmpty(lens: Tensor): Tensor {
+  return lens.gt(0).cast("f32");
+}
+
+function tokenMean(loss: Tensor, mask: Tensor, options: AggregationOptions): Tensor {
+  const n = denominator(options.globalTokens, () => mask.sum(), "globalTokens");
+  return loss.mul(mask).sum().div(n);
+}
+
+function seqMeanTokenSum(loss: Tensor, mask: Tensor, options: AggregationOptions): Tensor {
+  const { sums, lens } = seqParts(loss, mask);
+  const n = denominator(options.globalSequences, () => nonEmpty(lens).sum(), "globalSequences");
+  return sums.sum().div(n);
+}
+
+function seqMeanTokenMean(loss: Tensor, mask: Tensor, options: AggregationOptions): Tensor {
+  const { sums, lens } = seqParts(loss, mask);
+  const n = denominator(options.globalSequences, () => nonEmpty(lens).sum(), "globalSequences");
+  return sums.div(lens.clamp(1)).sum().div(n);
+}
+
+function seqMeanTokenSumNorm(loss: Tensor, mask: Tensor, options: AggregationOptions): Tensor {
+  const scale = options.lossScaleFactor === undefined
+    ? loss.shape[1]!
+    : checkNumber("aggregate", "lossScaleFactor", options.lossScaleFactor, {
+      min: 0,
+      minExclusive: true,
+    });
+  return seqMeanTokenSum(loss, mask, options).div(scale);
+}
+
+/**
+ * Registers an aggregation mode under `name`; an existing name throws unless `override`.
+ *
+ * @example Usage
+ * ```ts
+ * import { aggregate, registerAggregation } from "@rlvr/objectives";
+ * import { tensor } from "@rlvr/tensor";
+ * import assert from "node:assert/strict";
+ * registerAggregation("token-sum-doc", (loss, mask) => loss.mul(mask).sum());
+ * const out = aggregate(tensor([[1, 2], [3, 4]]), tensor([[1, 1], [1, 0]]), "token-sum-doc");
+ * assert.equal(await out.item(), 6);
+ * ```
+ */
+export function registerAggregation(
+  name: string,
+  fn: AggregationFn,
+  options: { override?: boolean } = {},
+): void {
+  if (typeof name !== "string" || name === "") {
+    throw new TypeError(
+      `registerAggregation: name must be a non-empty string, got ${JSON.stringify(name)}`,
+    );
+  }
+  if (registry.has(name) && !options.override) {
+    throw new Error(
+      `registerAggregation: ${
+        JSON.stringify(name)
+      } is already registered; pass { override: true } to replace it`,
+    );
+  }
+  registry.set(name, fn);
+}
+
+/**
+ * The names of all registered aggregation modes, in registration order.
+ *
+ * @example Usage
+ * ```ts
+ * import { aggregationNames } from "@rlvr/objectives";
+ * import assert from "node:assert/strict";
+ * assert.ok(aggregationNames().includes("seq-mean-token-sum-norm"));
+ * ```
+ */
+export function aggregationNames(): string[] {
+  return [...registry.keys()];
+}
+
+/**
+ * The aggregation registered as `name`; an unknown name throws, listing the valid ones.
+ *
+ * @example Usage
+ * ```ts
+ * import { getAggregation } from "@rlvr/objectives";
+ * import assert from "node:assert/strict";
+ * assert.equal(typeof getAggregation("token-mean"), "function");
+ * assert.throws(() => getAggregation("mean"), /valid modes: token-mean/);
+ * ```
+ */
+export function getAggregation(name: AggregationMode | string): AggregationFn {
+  const fn = registry.get(name);
+  if (fn === undefined) {
+    throw new RangeError(
+      `aggregate: unknown aggregation mode ${JSON.stringify(name)}; valid modes: ${
+        aggregationNames().join(", ")
+      }`,
+    );
+  }
+  return fn;
+}
+
+/**
+ * Reduces the per-token loss `loss [B, T]` over the valid positions of `mask` (bool or f32 0/1)
+ * with the mode `mode` (default `token-mean`); see the module table for the formulas. Matches
+ * veRL `agg_loss(loss_mat, loss_mask, loss_agg_mode, batch_num_tokens, global_batch_size,
+ * loss_scale_factor)` with `dp_size = 1` (with data parallelism that averages gradients, pass the
+ * global counts and multiply by the number of ranks, as veRL does).
+ *
+ * @example Usage
+ * ```ts
+ * import { aggregate } from "@rlvr/objectives";
+ * import { tensor } from "@rlvr/tensor";
+ * import assert from "node:assert/strict";
+ * const loss = tensor([[1, 2, 3], [4, 0, 0]]);
+ * const mask = tensor([[1, 1, 1], [1, 0, 0]]);
+ * assert.equal(await aggregate(loss, mask, "token-mean").item(), 10 / 4);
+ * assert.equal(await aggregate(loss, mask, "seq-mean-token-mean").item(), (2 + 4) / 2);
+ * assert.equal(await aggregate(loss, mask, "seq-mean-token-sum").item(), (6 + 4) / 2);
+ * const norm = await aggregate(loss, mask, "seq-mean-token-sum-norm").item();
+ * assert.ok(Math.abs(norm - (6 + 4) / 2 / 3) < 1e-6);
+ * // micro-batches with the global token count sum to the full-batch loss:
+ * const a = aggregate(loss.narrow(0, 0, 1), mask.narrow(0, 0, 1), "token-mean", { globalTokens: 4 });
+ * const b = aggregate(loss.narrow(0, 1, 1), mask.narrow(0, 1, 1), "token-mean", { globalTokens: 4 });
+ * assert.ok(Math.abs((await a.item()) + (await b.item()) - 10 / 4) < 1e-6);
+ * ```
+ */
+export function aggregate(
+  loss: Tensor,
+  mask: Tensor,
+  mode: AggregationMode | string = "token-mean",
+  options: AggregationOptions = {},
+): Tensor {
+  const fn = getAggregation(mode);
+  check2d("aggregate", "loss", loss);
+  checkSameShape("aggregate", "mask", mask, loss, "loss");
+  checkKnownKeys("aggregate", "option", options, AGG_OPTION_KEYS);
+  return tidy(() => fn(loss, mask.dtype === "f32" ? mask : mask.cast("f32"), options));
+}
+
+registerAggregation("token-mean", tokenMean);
+registerAggregation("seq-mean-token-sum", seqMeanTokenSum);
+registerAggregation("seq-mean-token-mean", seqMeanTokenMean);
+registerAggregation("seq-mean-token-sum-norm", seqMeanTokenSumNorm);

@@ -1,0 +1,63 @@
+/**
+ * SAPO, Soft Adaptive Policy Optimization (Gao et al., arXiv 2511.20347): a smooth,
+ * temperature-controlled gate replaces the hard clip,
+ *
+ * `f_τ(r) = σ(τ·(r − 1))·4/τ`, `ℓ_t = −f_{τ_t}(r_t)·A_t`, `τ_t = τ_pos if A_t > 0 else τ_neg`,
+ * `r_t = exp(clamp(log π_θ − log π_old, −20, 20))`.
+ *
+ * At `r = 1` the gate has slope 1 (the on-policy gradient of PPO); away from it the gradient
+ * decays smoothly instead of being cut, and `τ_neg > τ_pos` damps negative updates faster.
+ * Matches veRL `compute_policy_loss_sapo` (`loss_mode: sapo`, `tau_pos` 1.0, `tau_neg` 1.05,
+ * aggregated with `seq-mean-token-mean`, which veRL forces and which is only our default) and TRL
+ * `loss_type="sapo"` (`sapo_temperature_pos/neg`).
+ *
+ * @module
+ */
+
+import { noGrad } from "@rlvr/tensor";
+import { checkNumber, maskedMean } from "./_util.ts";
+import { definePolicyLoss, type PolicyLossContext, type PolicyLossTerms } from "./policy_loss.ts";
+import type { PolicyLossFn } from "./types.ts";
+
+function sapoCore(ctx: PolicyLossContext): PolicyLossTerms {
+  const tauPos = ctx.options.tauPos ?? 1.0;
+  const tauNeg = ctx.options.tauNeg ?? 1.05;
+  const a = ctx.advantages;
+  const logRatio = ctx.logProbs.sub(ctx.oldLogProbs!).clamp(-20, 20);
+  const ratio = logRatio.exp();
+  const tau = a.gt(0).cast("f32").mul(tauPos - tauNeg).add(tauNeg);
+  const gate = ratio.sub(1).mul(tau).sigmoid().mul(4).div(tau);
+  const perToken = gate.mul(a).neg();
+  return { perToken, logRatio, metrics: noGrad(() => ({ gate_mean: maskedMean(gate, ctx.mask) })) };
+}
+
+/**
+ * `sapo`: soft-gated policy loss (arXiv 2511.20347; veRL `compute_policy_loss_sapo`). Options
+ * `tauPos` (default 1.0) and `tauNeg` (default 1.05), both > 0; default aggregation
+ * `seq-mean-token-mean`. Extra metric `gate_mean`.
+ *
+ * @example Usage
+ * ```ts
+ * import { sapoLoss } from "@rlvr/objectives";
+ * import { tensor } from "@rlvr/tensor";
+ * import assert from "node:assert/strict";
+ * const logProbs = tensor([[-1]], { requiresGrad: true });
+ * const { loss } = sapoLoss({
+ *   logProbs,
+ *   oldLogProbs: tensor([[-1]]),
+ *   advantages: tensor([[1]]),
+ *   responseMask: tensor([[1]]),
+ * });
+ * // r = 1: gate σ(0)·4/τ = 2 (τ = 1), ℓ = −2; slope 1 → gradient −A·r = −1
+ * assert.ok(Math.abs(await loss.item() + 2) < 1e-6);
+ * loss.backward();
+ * assert.ok(Math.abs((await logProbs.grad!.toArray() as number[][])[0]![0]! + 1) < 1e-6);
+ * ```
+ */
+export const sapoLoss: PolicyLossFn = definePolicyLoss("sapo", sapoCore, {
+  defaults: { aggregation: "seq-mean-token-mean" },
+  validate: (o) => {
+    checkNumber("sapo", "tauPos", o.tauPos ?? 1, { min: 0, minExclusive: true });
+    checkNumber("sapo", "tauNeg", o.tauNeg ?? 1.05, { min: 0, minExclusive: true });
+  },
+});
