@@ -21,7 +21,17 @@ import { fullLike } from "./creation.ts";
 /** Maps the gradient of an op's output to the gradients of its inputs (`null`: none). */
 export type BackwardFn = (grad: Tensor, saved: readonly Tensor[]) => readonly (Tensor | null)[];
 
-/** One recorded op of the autograd graph. */
+/** One recorded op of the autograd graph.  *
+ * @example Usage
+ * ```ts
+ * import { tensor } from "@rlvr/tensor";
+ * import assert from "node:assert/strict";
+ * const x = tensor([1, 2], { requiresGrad: true });
+ * const y = x.exp();
+ * assert.equal(y.gradFn?.name, "exp");
+ * assert.equal(y.gradFn?.inputs[0], x);
+ * ```
+ */
 export class GradNode {
   /** The op that produced the output, for error messages and debugging. */
   readonly name: string;

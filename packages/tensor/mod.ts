@@ -25,14 +25,24 @@ export * from "./dtype.ts";
 export * from "./shape.ts";
 export * from "./tensor.ts";
 export * from "./creation.ts";
-export * from "./random.ts";
-export * from "./runtime.ts";
+export { manualSeed, Rng } from "./random.ts";
+export {
+  getBackend,
+  isGradEnabled,
+  keep,
+  noGrad,
+  setBackend,
+  tidy,
+  withBackend,
+} from "./runtime.ts";
+export type { Disposable } from "./runtime.ts";
 export { GradNode } from "./autograd.ts";
 export type { BackwardFn } from "./autograd.ts";
 export * from "./backend/types.ts";
 export * from "./backend/cpu/cpu_backend.ts";
 export * from "./ops/elementwise.ts";
-export * from "./ops/reduce.ts";
+export { argmax, argmin, cumsum, max, mean, min, sum, variance } from "./ops/reduce.ts";
+export type { VarOptions } from "./ops/reduce.ts";
 export * from "./ops/shape.ts";
 export * from "./ops/softmax.ts";
 export * from "./ops/index.ts";

@@ -89,7 +89,15 @@ function settle<T>(fn: () => T, restore: () => void): T {
   return result;
 }
 
-/** True while operations record the autograd graph (outside {@link noGrad}). */
+/** True while operations record the autograd graph (outside {@link noGrad}).  *
+ * @example Usage
+ * ```ts
+ * import { isGradEnabled, noGrad } from "@rlvr/tensor";
+ * import assert from "node:assert/strict";
+ * assert.equal(isGradEnabled(), true);
+ * assert.equal(noGrad(() => isGradEnabled()), false);
+ * ```
+ */
 export function isGradEnabled(): boolean {
   return gradEnabled;
 }
