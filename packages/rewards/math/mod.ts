@@ -1,0 +1,30 @@
+/**
+ * Math answer verification: extraction of the final answer from a completion, normalisation,
+ * equivalence (exact rationals, tolerant decimals, symbolic LaTeX through
+ * `@cortex-js/compute-engine`, intervals, sets, tuples, equations, inequalities, matrices,
+ * multiple choice), {@linkcode verifyMath} on top, and the {@linkcode mathReward} factory.
+ *
+ * Design decision: no false positives. Whenever a comparison cannot be established, the answer is
+ * wrong and the result says why; recall comes from normalisation and the CAS, never from
+ * loosening the comparison.
+ *
+ * @module
+ */
+
+export * from "./rational.ts";
+export * from "./extract.ts";
+export * from "./normalize.ts";
+export * from "./parse.ts";
+export * from "./cas.ts";
+export * from "./equivalence.ts";
+export * from "./verify.ts";
+export * from "./reward.ts";
+export type {
+  Reward,
+  RewardContext,
+  RewardInput,
+  RewardValue,
+  Row,
+  ScoreBatchFn,
+  ScoreFn,
+} from "../types.ts";
