@@ -53,3 +53,5 @@ export * from "./ops/attention.ts";
 export * from "./ops/loss.ts";
 export * from "./optim/mod.ts";
 export * from "./io/mod.ts";
+export * from "./backend/webgpu/mod.ts";
+export * from "./backend/select.ts";

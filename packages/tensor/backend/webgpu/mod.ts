@@ -1,0 +1,15 @@
+/**
+ * The WebGPU backend: every kernel of the catalogue in WGSL, runnable on any WebGPU adapter
+ * (including Mesa's lavapipe software adapter, which is how CI checks it against the CPU
+ * oracle).
+ *
+ * @module
+ */
+
+export {
+  createWebGpuBackend,
+  type WebGpuBackend,
+  type WebGpuBackendOptions,
+  type WebGpuPoolStats,
+} from "./webgpu_backend.ts";
+export { describeAdapter, isSoftwareAdapter } from "./device.ts";
