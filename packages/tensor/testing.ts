@@ -9,7 +9,7 @@
  * @module
  */
 
-import { noGrad, tidy } from "./runtime.ts";
+import { keep, noGrad, tidy } from "./runtime.ts";
 import { tensor } from "./creation.ts";
 import { Rng } from "./random.ts";
 import type { Tensor } from "./tensor.ts";
@@ -131,17 +131,24 @@ export async function gradcheck(
     x.grad?.dispose();
     x.grad = null;
   }
-  const y0 = fn(...inputs);
-  const w = tensor(Array.from({ length: y0.size }, () => rng.uniform() * 2 - 1), {
-    shape: y0.shape,
-    backend: y0.backend,
+  // One tidy scope frees fn's intermediates and the y0·w product; backward holds what it
+  // saved by reference. w is kept for the finite differences below.
+  let w: Tensor | undefined;
+  const loss = tidy(() => {
+    const y0 = fn(...inputs);
+    w = keep(
+      tensor(Array.from({ length: y0.size }, () => rng.uniform() * 2 - 1), {
+        shape: y0.shape,
+        backend: y0.backend,
+      }),
+    );
+    return y0.mul(w).sum();
   });
-  const loss = y0.mul(w).sum();
   loss.backward();
   loss.dispose();
-  y0.dispose();
+  const weights = w!;
   const objective = (xs: Tensor[]): Promise<number> => {
-    const l = noGrad(() => tidy(() => fn(...xs).mul(w).sum()));
+    const l = noGrad(() => tidy(() => fn(...xs).mul(weights).sum()));
     return l.item().finally(() => l.dispose());
   };
   for (let i = 0; i < inputs.length; i++) {
@@ -170,5 +177,5 @@ export async function gradcheck(
       msg: `${options.msg ?? "gradcheck"} input ${i} ${x}`,
     });
   }
-  w.dispose();
+  weights.dispose();
 }

@@ -232,7 +232,10 @@ export interface Backend {
   write(buffer: BufferHandle, data: ArrayLike<number>): void;
   /** Copies a buffer back to the host. */
   read(buffer: BufferHandle): Promise<HostArray>;
-  /** Runs one kernel of the catalogue. */
+  /**
+   * Runs one kernel of the catalogue. Outputs must not alias inputs: a buffer the kernel both
+   * reads and writes is passed once, as an output marked read-modify-write (AdamW's param, m, v).
+   */
   run<K extends KernelName>(
     kernel: K,
     inputs: readonly BufferHandle[],

@@ -1,7 +1,8 @@
 /**
- * CPU-backend benchmarks (`deno task bench`). The CPU backend is the oracle, not the fast path:
- * these numbers are a baseline for the WebGPU and optimised CPU work of later issues. GFLOP/s for
- * matmul is 2·n³ / time; the table with GB/s per backend comes with the WebGPU backend.
+ * CPU-backend micro-benchmarks through the public ops, with `deno bench` statistics
+ * (`deno task bench:cpu`). The CPU backend is the oracle, not the fast path. The per-backend
+ * kernel tables (GFLOP/s and GB/s, CPU and WebGPU, JSON results) are `deno task bench`
+ * (`bench/kernels.ts` at the repository root); this file stays for `deno bench`'s op-level view.
  *
  * @module
  */

@@ -11,6 +11,10 @@
  * 2.4e4 is off by up to half an f32 ulp there, ~1e-3 radians, enough to move logits. Tables from
  * an i32 tensor of positions come back as a Promise, since the positions must be read to the host.
  * The backward pass is the same kernel with the angle negated; the tables receive no gradient.
+ * Llama 3 rope scaling (`scaling`) rewrites `inv_freq` as transformers'
+ * `_compute_llama3_parameters` does, each step rounded to float32 like PyTorch's CPU kernels in
+ * the default `"float32"` mode, so long-context checkpoints see the frequencies they were trained
+ * with.
  *
  * @module
  */
@@ -31,6 +35,23 @@ export interface RopeTables {
   sin: Tensor;
 }
 
+/**
+ * Llama 3 rope scaling (`rope_scaling` with `rope_type: "llama3"` in a Hugging Face config):
+ * frequencies whose wavelength exceeds `originalMaxPositions / lowFreqFactor` are divided by
+ * `factor`, those shorter than `originalMaxPositions / highFreqFactor` are kept, and the band in
+ * between is interpolated smoothly.
+ */
+export interface RopeScaling {
+  /** `factor`: how much the low frequencies are slowed down (8 in Llama 3.1, 32 in 3.2). */
+  factor: number;
+  /** `low_freq_factor` (1 in Llama 3.1). */
+  lowFreqFactor: number;
+  /** `high_freq_factor` (4 in Llama 3.1); must exceed `lowFreqFactor`. */
+  highFreqFactor: number;
+  /** `original_max_position_embeddings` (8192 in Llama 3.1). */
+  originalMaxPositions: number;
+}
+
 /** Options of {@link ropeTables}. */
 export interface RopeTablesOptions {
   /** Number of rotated features per head (even); the tables get `dim / 2` columns. */
@@ -44,6 +65,8 @@ export interface RopeTablesOptions {
    * does, to match pretrained checkpoints; `"exact"` keeps the float64 angles.
    */
   angles?: "float32" | "exact";
+  /** Llama 3 rope scaling of the frequencies (default none). */
+  scaling?: RopeScaling;
 }
 
 /** Host positions for {@link ropeTables}: `[t]` shared by the batch, or one row `[t]` per sequence. */
@@ -68,6 +91,19 @@ export type RopePositions = readonly number[] | readonly (readonly number[])[];
  * // Position 0 has angle 0; position 1 turns the first pair by 1 radian and the second by 0.01.
  * assert.deepEqual(await cos.toArray().then((r) => (r as number[][])[0]), [1, 1]);
  * assert.ok(Math.abs((await sin.toArray() as number[][])[1]![0]! - Math.sin(1)) < 1e-7);
+ * ```
+ *
+ * @example Llama 3 rope scaling
+ * ```ts
+ * import { ropeTables } from "@rlvr/tensor";
+ * import assert from "node:assert/strict";
+ * const scaling = { factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositions: 64 };
+ * const plain = await ropeTables([1], { dim: 8, theta: 1e4 }).sin.data();
+ * const scaled = await ropeTables([1], { dim: 8, theta: 1e4, scaling }).sin.data();
+ * // The fastest frequency (wavelength 2π < 64 / 4) is kept; the slowest (1e4^-0.75, wavelength
+ * // ~6283 > 64) is divided by 8.
+ * assert.equal(scaled[0], plain[0]);
+ * assert.ok(Math.abs(scaled[3]! - Math.sin(1e4 ** -0.75 / 8)) < 1e-9);
  * ```
  */
 export function ropeTables(positions: RopePositions, options: RopeTablesOptions): RopeTables;
@@ -110,9 +146,10 @@ export function ropeTables(
       `ropeTables: angles must be "float32" or "exact", got ${JSON.stringify(angles)}`,
     );
   }
+  const invFreq = inverseFrequencies(dim, theta, angles === "float32", options.scaling);
   if (Array.isArray(positions)) {
     const { values, lead } = hostPositions(positions as RopePositions);
-    return buildTables(values, lead, dim, theta, angles, options.backend ?? getBackend());
+    return buildTables(values, lead, invFreq, angles, options.backend ?? getBackend());
   }
   const t = positions as Tensor;
   if (t.dtype !== "i32" || (t.ndim !== 1 && t.ndim !== 2)) {
@@ -122,7 +159,7 @@ export function ropeTables(
     );
   }
   const backend = options.backend ?? t.backend;
-  return t.data().then((values) => buildTables(values, t.shape, dim, theta, angles, backend));
+  return t.data().then((values) => buildTables(values, t.shape, invFreq, angles, backend));
 }
 
 function hostPositions(positions: RopePositions): { values: number[]; lead: number[] } {
@@ -142,24 +179,59 @@ function hostPositions(positions: RopePositions): { values: number[]; lead: numb
   return { values: [...(positions as readonly number[])], lead: [positions.length] };
 }
 
+function checkScaling(s: RopeScaling): void {
+  const bad = (field: string, value: unknown, want: string): never => {
+    throw new RangeError(`ropeTables: scaling.${field} must be ${want}, got ${value}`);
+  };
+  for (const f of ["factor", "lowFreqFactor", "highFreqFactor", "originalMaxPositions"] as const) {
+    const v = s[f];
+    if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) bad(f, v, "a finite number > 0");
+  }
+  if (s.highFreqFactor <= s.lowFreqFactor) {
+    bad("highFreqFactor", s.highFreqFactor, `> lowFreqFactor (${s.lowFreqFactor})`);
+  }
+}
+
+/**
+ * `inv_freq` of Hugging Face, optionally with Llama 3 scaling. In float32 mode every tensor op of
+ * transformers is one rounding here: a Python scalar meets an f32 tensor as an f32 value, and
+ * `scalar / tensor` is `tensor.reciprocal() * scalar` in PyTorch.
+ */
+function inverseFrequencies(
+  dim: number,
+  theta: number,
+  f32: boolean,
+  scaling: RopeScaling | undefined,
+): number[] {
+  const r = f32 ? Math.fround : (v: number) => v;
+  // Hugging Face: inv_freq = 1 / base ** (arange(0, dim, 2).float() / dim), every step in f32.
+  const base = Array.from(
+    { length: dim / 2 },
+    (_, i) => (f32 ? r(1 / r(theta ** r((2 * i) / dim))) : theta ** ((-2 * i) / dim)),
+  );
+  if (scaling === undefined) return base;
+  checkScaling(scaling);
+  const { factor, lowFreqFactor: low, highFreqFactor: high, originalMaxPositions: old } = scaling;
+  const lowWavelen = r(old / low);
+  const highWavelen = r(old / high);
+  return base.map((inv) => {
+    const wavelen = r(r(1 / inv) * r(2 * Math.PI));
+    const llama = wavelen > lowWavelen ? r(inv / r(factor)) : inv;
+    if (wavelen < highWavelen || wavelen > lowWavelen) return llama;
+    const smooth = r(r(r(r(1 / wavelen) * r(old)) - r(low)) / r(high - low));
+    return r(r(r(r(1 - smooth) * llama) / r(factor)) + r(smooth * llama));
+  });
+}
+
 function buildTables(
   positions: ArrayLike<number>,
   lead: readonly number[],
-  dim: number,
-  theta: number,
+  invFreq: readonly number[],
   angles: "float32" | "exact",
   backend: Backend,
 ): RopeTables {
-  const half = dim / 2;
+  const half = invFreq.length;
   const f32 = angles === "float32";
-  // Hugging Face: inv_freq = 1 / base ** (arange(0, dim, 2).float() / dim), every step in f32.
-  const invFreq = Array.from(
-    { length: half },
-    (_, i) =>
-      f32
-        ? Math.fround(1 / Math.fround(theta ** Math.fround((2 * i) / dim)))
-        : theta ** ((-2 * i) / dim),
-  );
   const cos = new Float64Array(positions.length * half);
   const sin = new Float64Array(positions.length * half);
   for (let t = 0; t < positions.length; t++) {

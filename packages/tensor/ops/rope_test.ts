@@ -250,3 +250,86 @@ Deno.test("rope: forward and backward free every temporary buffer", () => {
   for (const t of [loss, y, x, cos, sin]) t.dispose();
   assert.deepEqual(be.memory(), { liveBuffers: 0, liveBytes: 0 });
 });
+
+/**
+ * transformers' `_compute_llama3_parameters`, written out in float64 from its formula:
+ * wavelengths above `old / low` are slowed by `factor`, below `old / high` kept, and the band in
+ * between blended with `smooth = (old / wavelen − low) / (high − low)`.
+ */
+function llama3InvFreqReference(
+  dim: number,
+  theta: number,
+  s: {
+    factor: number;
+    lowFreqFactor: number;
+    highFreqFactor: number;
+    originalMaxPositions: number;
+  },
+): number[] {
+  return Array.from({ length: dim / 2 }, (_, i) => {
+    const inv = theta ** ((-2 * i) / dim);
+    const wavelen = (2 * Math.PI) / inv;
+    if (wavelen < s.originalMaxPositions / s.highFreqFactor) return inv;
+    if (wavelen > s.originalMaxPositions / s.lowFreqFactor) return inv / s.factor;
+    const smooth = (s.originalMaxPositions / wavelen - s.lowFreqFactor) /
+      (s.highFreqFactor - s.lowFreqFactor);
+    return (1 - smooth) * inv / s.factor + smooth * inv;
+  });
+}
+
+Deno.test("ropeTables: Llama 3 scaling matches the float64 formula of transformers in both angle modes", async () => {
+  // Llama 3.1's constants with a short original context, so that a 32-wide head has frequencies
+  // in all three bands (kept, blended, divided by the factor).
+  const scaling = { factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositions: 256 };
+  const dim = 32;
+  const theta = 5e5;
+  const inv = llama3InvFreqReference(dim, theta, scaling);
+  const plainInv = Array.from({ length: dim / 2 }, (_, i) => theta ** ((-2 * i) / dim));
+  const kinds = inv.map((v, i) =>
+    v === plainInv[i] ? "kept" : v === plainInv[i]! / 8 ? "divided" : "blended"
+  );
+  for (const k of ["kept", "divided", "blended"] as const) {
+    assert.ok(kinds.includes(k), `no ${k} band`);
+  }
+  const positions = [0, 1, 7, 300, 5000, 70000];
+  const want = (f: (a: number) => number) => positions.flatMap((p) => inv.map((v) => f(p * v)));
+  const exact = ropeTables(positions, { dim, theta, scaling, angles: "exact", backend: F64 });
+  // Exact mode: rtol/atol 1e-12 against the float64 formula.
+  assertClose(await exact.cos.data(), want(Math.cos), { rtol: 1e-12, atol: 1e-12 });
+  assertClose(await exact.sin.data(), want(Math.sin), { rtol: 1e-12, atol: 1e-12 });
+  // float32 mode: about ten f32 roundings on the way to the angle, |Δa| <= 1e-6·|a| + 1e-12.
+  const hf = ropeTables(positions, { dim, theta, scaling, backend: F64 });
+  const hfSin = await hf.sin.data();
+  positions.forEach((p, t) => {
+    inv.forEach((v, i) => {
+      const a = p * v;
+      assert.ok(
+        Math.abs(hfSin[t * inv.length + i]! - Math.sin(a)) <= 1e-6 * a + 1e-12,
+        `position ${p}, pair ${i} (${kinds[i]})`,
+      );
+    });
+  });
+  // Kept frequencies are bit-identical to the unscaled tables in float32 mode.
+  const plainTables = ropeTables(positions, { dim, theta, backend: F64 });
+  const plain = await plainTables.sin.data();
+  positions.forEach((_, t) => {
+    kinds.forEach((k, i) => {
+      if (k === "kept") assert.equal(hfSin[t * inv.length + i], plain[t * inv.length + i]);
+    });
+  });
+  for (const x of [exact.cos, exact.sin, hf.cos, hf.sin, plainTables.cos, plainTables.sin]) {
+    x.dispose();
+  }
+});
+
+Deno.test("ropeTables: bad Llama 3 scaling fields name the field and the value", () => {
+  const ok = { factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositions: 8192 };
+  assert.throws(
+    () => ropeTables([0], { dim: 4, scaling: { ...ok, factor: 0 } }),
+    /ropeTables: scaling.factor must be a finite number > 0, got 0/,
+  );
+  assert.throws(
+    () => ropeTables([0], { dim: 4, scaling: { ...ok, highFreqFactor: 1 } }),
+    /ropeTables: scaling.highFreqFactor must be > lowFreqFactor \(1\), got 1/,
+  );
+});

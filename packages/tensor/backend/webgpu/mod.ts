@@ -13,3 +13,9 @@ export {
   type WebGpuPoolStats,
 } from "./webgpu_backend.ts";
 export { describeAdapter, isSoftwareAdapter } from "./device.ts";
+export {
+  MATMUL_VARIANTS,
+  type MatmulVariant,
+  parseMatmulVariant,
+  pickMatmulVariant,
+} from "./kernels/matmul.ts";

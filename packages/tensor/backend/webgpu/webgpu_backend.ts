@@ -30,6 +30,9 @@
  * - **Errors**: uncaptured GPU errors (e.g. a shader that fails validation) are logged at once
  *   and make the next `read()` reject, so wrong results never pass silently. After the device is
  *   lost (or `destroy()`), every call throws an error naming the reason.
+ * - **Matmul variants**: `matmul` has numbered kernels (`kernels/matmul.ts`) picked by shape;
+ *   `matmulVariant` (option, env `RLVR_MATMUL_VARIANT`, or the mutable property, for tests and
+ *   benchmarks) forces one.
  * - **Debug**: `RLVR_WEBGPU_DEBUG=1` (or `debug: true`) prints each kernel's WGSL when it is
  *   compiled and each dispatch with its workgroup grid, on stderr.
  *
@@ -47,8 +50,9 @@ import type {
 } from "../types.ts";
 import { requestGpuDevice } from "./device.ts";
 import { CommandBatch } from "./encoder.ts";
-import type { DispatchSpec, GpuBinding } from "./kernels/_wgsl.ts";
+import type { DispatchSpec, GpuBinding, KernelContext } from "./kernels/_wgsl.ts";
 import { PARAM_BYTES } from "./kernels/_wgsl.ts";
+import { type MatmulVariant, parseMatmulVariant } from "./kernels/matmul.ts";
 import { GPU_KERNELS } from "./kernels/mod.ts";
 import { PipelineCache } from "./pipelines.ts";
 import { BufferPool, type PooledBuffer } from "./pool.ts";
@@ -80,6 +84,11 @@ export interface WebGpuBackendOptions {
    * `maxStorageBufferBindingSize` (for tests of the size check; default: the device limit).
    */
   maxBindingBytes?: number;
+  /**
+   * Force one matmul variant for every shape (default: env `RLVR_MATMUL_VARIANT`, else
+   * `"auto"`, which picks by shape with `pickMatmulVariant`).
+   */
+  matmulVariant?: MatmulVariant | "auto";
 }
 
 /**
@@ -143,6 +152,11 @@ export interface WebGpuBackend extends Backend {
   readonly description: string;
   /** Whether the adapter is a software (CPU) implementation. */
   readonly isSoftware: boolean;
+  /**
+   * The matmul variant forced on every matmul, or `"auto"` (pick by shape). Assignable, for tests
+   * and benchmarks; assigning anything else throws.
+   */
+  matmulVariant: MatmulVariant | "auto";
   /** Pool counters, for leak tests (live tensors are in `memory()`). */
   poolStats(): WebGpuPoolStats;
   /** Submits the pending dispatches without waiting for them. */
@@ -157,13 +171,24 @@ const STORAGE = 0x80 | 0x04 | 0x08; // STORAGE | COPY_SRC | COPY_DST
 const STAGING = 0x01 | 0x08; // MAP_READ | COPY_DST
 const UNIFORM = 0x40 | 0x08; // UNIFORM | COPY_DST
 
-function envFlag(name: string): boolean {
+function envVar(name: string): string | undefined {
   try {
-    const v = (globalThis as { Deno?: typeof Deno }).Deno?.env.get(name);
-    return v !== undefined && v !== "" && v !== "0" && v.toLowerCase() !== "false";
+    return (globalThis as { Deno?: typeof Deno }).Deno?.env.get(name);
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+function envFlag(name: string): boolean {
+  const v = envVar(name);
+  return v !== undefined && v !== "" && v !== "0" && v.toLowerCase() !== "false";
+}
+
+/** The forced matmul variant: the option, else env `RLVR_MATMUL_VARIANT`, else `"auto"`. */
+function matmulVariantOf(options: WebGpuBackendOptions): MatmulVariant | "auto" {
+  return options.matmulVariant === undefined
+    ? parseMatmulVariant(envVar("RLVR_MATMUL_VARIANT"), "createWebGpuBackend: RLVR_MATMUL_VARIANT")
+    : parseMatmulVariant(options.matmulVariant, "createWebGpuBackend: matmulVariant");
 }
 
 class GpuBuffer implements BufferHandle {
@@ -205,6 +230,7 @@ class WebGpuBackendImpl implements WebGpuBackend {
   #pendingFrees = 0;
   #lost: { reason: string; message: string } | null = null;
   #errors: string[] = [];
+  #ctx: KernelContext;
 
   constructor(
     readonly device: GPUDevice,
@@ -230,6 +256,7 @@ class WebGpuBackendImpl implements WebGpuBackend {
       );
     }
     this.#batch = new CommandBatch(device, flushEvery);
+    this.#ctx = { matmulVariant: matmulVariantOf(options) };
     const debug = options.debug ?? envFlag("RLVR_WEBGPU_DEBUG");
     this.#log = debug ? (line) => console.error(line) : null;
     this.#pipelines = new PipelineCache(device, this.#log);
@@ -244,6 +271,14 @@ class WebGpuBackendImpl implements WebGpuBackend {
       this.#errors.push(msg);
       console.error(`[webgpu] uncaptured GPU error: ${msg}`);
     });
+  }
+
+  get matmulVariant(): MatmulVariant | "auto" {
+    return this.#ctx.matmulVariant;
+  }
+
+  set matmulVariant(v: MatmulVariant | "auto") {
+    this.#ctx = { matmulVariant: parseMatmulVariant(v, "webgpu.matmulVariant") };
   }
 
   alloc(size: number, dtype: DType): BufferHandle {
@@ -367,7 +402,8 @@ class WebGpuBackendImpl implements WebGpuBackend {
     const inBindings = ins.map((b) =>
       outBuffers.has(b.pooled!.buffer) ? this.#scratchCopy(b) : this.#binding(b)
     );
-    const dispatches = GPU_KERNELS[kernel](inBindings, outs.map((b) => this.#binding(b)), params);
+    const outBindings = outs.map((b) => this.#binding(b));
+    const dispatches = GPU_KERNELS[kernel](inBindings, outBindings, params, this.#ctx);
     for (const d of dispatches) this.#encode(kernel, d);
   }
 
@@ -505,6 +541,11 @@ class WebGpuBackendImpl implements WebGpuBackend {
 export async function createWebGpuBackend(
   options: WebGpuBackendOptions = {},
 ): Promise<WebGpuBackend> {
+  // Settings are checked before a device exists, so a bad one leaks no device.
+  const matmulVariant = matmulVariantOf(options);
   const ctx = await requestGpuDevice(options);
-  return new WebGpuBackendImpl(ctx.device, ctx.description, ctx.isSoftware, options);
+  return new WebGpuBackendImpl(ctx.device, ctx.description, ctx.isSoftware, {
+    ...options,
+    matmulVariant,
+  });
 }

@@ -25,6 +25,7 @@
 
 import type { DType } from "../../../dtype.ts";
 import type { KernelName, KernelParams } from "../../types.ts";
+import type { MatmulVariant } from "./matmul.ts";
 
 /** How a kernel binds a storage buffer. */
 export type Access = "read" | "read_write";
@@ -63,11 +64,18 @@ export interface DispatchSpec {
   readonly groups: number;
 }
 
+/** Backend settings a kernel builder may consult (so far only the forced matmul variant). */
+export interface KernelContext {
+  /** The matmul variant to run, or `"auto"` to choose by shape. */
+  readonly matmulVariant: MatmulVariant | "auto";
+}
+
 /** A GPU kernel: turns buffers and catalogue params into dispatches. */
 export type GpuKernel<K extends KernelName> = (
   inputs: readonly GpuBinding[],
   outputs: readonly GpuBinding[],
   params: KernelParams[K],
+  ctx?: KernelContext,
 ) => DispatchSpec[];
 
 /** Maximum number of params words (the uniform is `array<vec4<u32>, 32>`). */
@@ -155,6 +163,8 @@ fn neg_inf_f() -> f32 { return bitcast<f32>(NEG_INF_BITS); }
 fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
 fn is_neg_inf(x: f32) -> bool { return bitcast<u32>(x) == 0xff800000u; }
 fn is_pos_inf(x: f32) -> bool { return bitcast<u32>(x) == 0x7f800000u; }
+// ±0 by its bits: x != 0.0 may compile to an ordered compare, which is false for NaN.
+fn is_zero(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0u; }
 // JavaScript truthiness of a number: not 0, -0 or NaN.
 fn truthy_f(x: f32) -> bool {
   let b = bitcast<u32>(x) & 0x7fffffffu;
