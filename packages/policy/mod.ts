@@ -16,6 +16,26 @@
  * ```
  */
 
+// `Tensor` (and the types its public methods mention) come from `@rlvr/tensor`; they are
+// re-exported as types so that this package's API documentation is complete on its own.
+export type {
+  Backend,
+  BinaryOp,
+  BufferHandle,
+  DType,
+  GradNode,
+  HostArray,
+  KernelName,
+  KernelParams,
+  MatmulOptions,
+  MemoryInfo,
+  NestedArray,
+  ReduceOp,
+  Shape,
+  Tensor,
+  UnaryOp,
+  VarOptions,
+} from "@rlvr/tensor";
 export {
   configFromHf,
   configToHf,
@@ -28,3 +48,54 @@ export {
   parameterCount,
   parameterShapes,
 } from "./config.ts";
+export { CausalLM, type ForwardOptions, type ModelExtension } from "./model.ts";
+export { KVCache, type LayerKV } from "./kv_cache.ts";
+export {
+  attachLora,
+  LORA_TARGETS,
+  LoraAdapters,
+  type LoraOptions,
+  type LoraTarget,
+} from "./lora.ts";
+export { attachValueHead, ValueHead, type ValueHeadOptions, values } from "./value_head.ts";
+export {
+  type Checkpoint,
+  type CheckpointData,
+  CheckpointError,
+  type CheckpointProblem,
+  loadCheckpoint,
+  type LoadCheckpointOptions,
+  saveCheckpoint,
+  type SaveCheckpointOptions,
+} from "./checkpoint.ts";
+export {
+  type ApplyChatTemplateOptions,
+  CHAR_CHAT_TEMPLATE,
+  CHAR_SPECIAL_TOKENS,
+  CharTokenizer,
+  type CharTokenizerOptions,
+  type ChatMessage,
+  type DecodeOptions,
+  type EncodeOptions,
+  HfTokenizer,
+  type HfTokenizerOptions,
+  loadTokenizer,
+  type Tokenizer,
+} from "./tokenizer/mod.ts";
+export {
+  type FinishReason,
+  generate,
+  type GeneratedSequence,
+  type GenerateOptions,
+  type GenerateResult,
+  type GenerationTiming,
+  type SamplerConfig,
+  type SamplingOrder,
+  type SamplingParams,
+} from "./generate.ts";
+export {
+  type CompletionScores,
+  scoreCompletions,
+  type ScoreItem,
+  type ScoreOptions,
+} from "./score.ts";

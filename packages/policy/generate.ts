@@ -1,0 +1,499 @@
+/**
+ * Batched, KV-cached autoregressive generation for a {@link CausalLM}: one prefill of every
+ * prompt, then one decode step per new token, sampling with `@rlvr/sampling`'s
+ * {@link TokenSampler}.
+ *
+ * Design decisions:
+ * - **Left padding**, as Hugging Face batches prompts: every row ends at the same column, so
+ *   each step appends one column to one shared {@link KVCache}. Positions count real tokens only
+ *   (`attention_mask.cumsum(-1) - 1`) and the attention mask hides the padding, so a padded row
+ *   computes what it would compute alone (bit for bit on the CPU backend).
+ * - **Keyed draws**: token `i` of sequence `s` at training step `step` is drawn with the key
+ *   `(step, sequenceIds[s], i)`, so a draw depends neither on the other rows of the batch nor on
+ *   the prompt's padding; a row generated alone equals the same row in any batch.
+ * - **Finished rows stop costing compute**: a row that hit EOS, a stop string or
+ *   `maxNewTokens` is dropped from the cache (`cache.selectRows`) before the next step, so the
+ *   decode batch shrinks; `timing.rowsPerStep` records the batch of every forward pass.
+ * - **One logits row per sequence per step** is computed and read back: the LM head runs on the
+ *   last position only (also during prefill), so the host copy is `[rows, vocab]` floats.
+ * - Everything runs under `noGrad` in `tidy` scopes; the cache is freed on return or on error,
+ *   so a call leaves the backend's live-buffer count where it found it.
+ *
+ * Log-probabilities: every token reports the sampler's two numbers. `logprobs` is the
+ * processed-distribution log-prob (temperature, top-k, top-p, min-p, renormalised: what the
+ * token was really drawn from; 0 for greedy). `scaledLogprobs` is `log softmax(logits / T)` with
+ * no filters (the raw `log softmax(logits)` for greedy): the distribution the learner recomputes
+ * with `scoreTokens` (the TRL / veRL convention), which is the one to compare with it.
+ *
+ * @module
+ */
+
+import { type SamplerConfig, TokenSampler } from "@rlvr/sampling";
+import { noGrad, type Tensor, tensor, tidy } from "@rlvr/tensor";
+import { KVCache } from "./kv_cache.ts";
+import type { CausalLM } from "./model.ts";
+import type { Tokenizer } from "./tokenizer/tokenizer.ts";
+
+// Re-exported so that `GenerateOptions.sampler` is documented with this package (the same
+// types as `@rlvr/sampling`'s).
+export type { SamplerConfig, SamplingOrder, SamplingParams } from "@rlvr/sampling";
+
+/** Why a sequence ended: an EOS token, a stop string, or `maxNewTokens`. */
+export type FinishReason = "eos" | "stop" | "length";
+
+/**
+ * Options of {@link generate}.
+ *
+ * @example Usage
+ * ```ts
+ * import type { GenerateOptions } from "@rlvr/policy";
+ * import assert from "node:assert/strict";
+ * const opts: GenerateOptions = {
+ *   maxNewTokens: 16,
+ *   sampler: { seed: 1, temperature: 0.7, topP: 0.9 },
+ *   step: 3,
+ *   sequenceIds: [0, 1],
+ * };
+ * assert.equal(opts.sampler.temperature, 0.7);
+ * ```
+ */
+export interface GenerateOptions {
+  /** Most tokens to generate per sequence, an integer >= 1. */
+  maxNewTokens: number;
+  /**
+   * Seed and sampling params (temperature, top-k, top-p, min-p, vocabSize, order) of
+   * `@rlvr/sampling`. Temperature 0 is greedy decoding.
+   */
+  sampler: SamplerConfig;
+  /** The `step` part of every draw key (e.g. the training step), default 0. */
+  step?: number;
+  /**
+   * The `sequence` part of each row's draw keys, one distinct integer in [0, 2^32) per prompt
+   * (e.g. `promptIndex · groupSize + sample`). Default: the row index.
+   */
+  sequenceIds?: readonly number[];
+  /**
+   * Token ids that end a sequence (the EOS token is kept as its last token). Default: the
+   * tokenizer's `eosTokenIds` when a tokenizer is given, else `model.config.eosTokenIds`; `[]`
+   * turns EOS off.
+   */
+  eosTokenIds?: readonly number[];
+  /**
+   * Strings that end a sequence as soon as the decoded completion contains one; needs
+   * `tokenizer`. The tokens are kept up to and including the token that completed the string;
+   * `text` is cut just before the string's first occurrence (vLLM's default,
+   * `include_stop_str_in_output = false`).
+   */
+  stopStrings?: readonly string[];
+  /** Decodes completions into `text` and checks `stopStrings`. */
+  tokenizer?: Tokenizer;
+  /**
+   * Whether `text` (and the stop-string check) drops special tokens, default true (vLLM's
+   * `skip_special_tokens`).
+   */
+  skipSpecialTokens?: boolean;
+  /**
+   * Id written into the padding slots of shorter prompts; they are masked, so any valid id
+   * works. Default: `model.config.padTokenId`, else the tokenizer's, else 0.
+   */
+  padTokenId?: number;
+  /**
+   * Also return the logits row each token was drawn from (`GeneratedSequence.logits`), e.g. to
+   * check the cache against a full recomputation. Default false (it holds `vocab` floats per
+   * token).
+   */
+  returnLogits?: boolean;
+}
+
+/**
+ * One generated sequence.
+ *
+ * @example Usage
+ * ```ts
+ * import type { GeneratedSequence } from "@rlvr/policy";
+ * import assert from "node:assert/strict";
+ * const s: GeneratedSequence = {
+ *   sequenceId: 0, promptIds: [1, 2], tokens: [3], logprobs: [0], scaledLogprobs: [-0.1],
+ *   finishReason: "length",
+ * };
+ * assert.equal(s.tokens.length, s.logprobs.length);
+ * ```
+ */
+export interface GeneratedSequence {
+  /** The sequence id its draws were keyed with. */
+  sequenceId: number;
+  /** The prompt, unpadded. */
+  promptIds: number[];
+  /** Generated tokens, including the EOS or stop-completing token that ended the sequence. */
+  tokens: number[];
+  /** Per token: log-prob under the processed sampling distribution (greedy: 0). */
+  logprobs: number[];
+  /** Per token: `log softmax(logits / T)` without filters (greedy: `log softmax(logits)`). */
+  scaledLogprobs: number[];
+  /** The decoded completion (cut before a stop string), when a tokenizer was given. */
+  text?: string;
+  /** Why the sequence ended. */
+  finishReason: FinishReason;
+  /** With `returnLogits`: the logits row each token was drawn from. */
+  logits?: Float32Array[];
+}
+
+/**
+ * Timing and work counters of one {@link generate} call.
+ *
+ * @example Usage
+ * ```ts
+ * import type { GenerationTiming } from "@rlvr/policy";
+ * import assert from "node:assert/strict";
+ * const t: GenerationTiming = {
+ *   prefillS: 0.5, decodeS: 1.5, totalS: 2, promptTokens: 64, generatedTokens: 100,
+ *   tokensPerS: 50, decodeTokensPerS: 60, decodeSteps: 15, rowsPerStep: [8, 8, 7],
+ * };
+ * assert.equal(t.generatedTokens / t.totalS, t.tokensPerS);
+ * ```
+ */
+export interface GenerationTiming {
+  /** Seconds of the prefill forward pass, including reading its logits back. */
+  prefillS: number;
+  /** Seconds of everything after the prefill: sampling and the decode steps. */
+  decodeS: number;
+  /** `prefillS + decodeS`. */
+  totalS: number;
+  /** Real (unpadded) prompt tokens. */
+  promptTokens: number;
+  /** Tokens generated over all sequences. */
+  generatedTokens: number;
+  /** `generatedTokens / totalS`. */
+  tokensPerS: number;
+  /** Tokens sampled after the prefill's, per second of `decodeS` (0 when there were none). */
+  decodeTokensPerS: number;
+  /** Decode forward passes (the prefill not counted). */
+  decodeSteps: number;
+  /**
+   * Rows (cache batch) of every forward pass, the prefill first: it shrinks as sequences
+   * finish and their rows are dropped from the cache.
+   */
+  rowsPerStep: number[];
+}
+
+/**
+ * What {@link generate} returns.
+ *
+ * @example Usage
+ * ```ts
+ * import type { GenerateResult } from "@rlvr/policy";
+ * import assert from "node:assert/strict";
+ * const r: GenerateResult = {
+ *   sequences: [],
+ *   timing: {
+ *     prefillS: 0, decodeS: 0, totalS: 0, promptTokens: 0, generatedTokens: 0,
+ *     tokensPerS: 0, decodeTokensPerS: 0, decodeSteps: 0, rowsPerStep: [],
+ *   },
+ * };
+ * assert.equal(r.sequences.length, 0);
+ * ```
+ */
+export interface GenerateResult {
+  /** One entry per prompt, in prompt order. */
+  sequences: GeneratedSequence[];
+  /** Timing and work counters. */
+  timing: GenerationTiming;
+}
+
+/** `Array.isArray` without its `any[]` type guard, which would erase readonly element types. */
+function isArray(v: unknown): boolean {
+  return Array.isArray(v);
+}
+
+function show(v: unknown): string {
+  try {
+    return JSON.stringify(v)?.slice(0, 120) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}
+
+function checkIds(field: string, ids: unknown, vocab: number, min: number): readonly number[] {
+  if (!Array.isArray(ids) || ids.length < min) {
+    throw new RangeError(
+      `generate: ${field} must be an array of ${min > 0 ? "at least one " : ""}token id${
+        min > 0 ? "" : "s"
+      }, got ${show(ids)}`,
+    );
+  }
+  ids.forEach((id, i) => {
+    if (!Number.isInteger(id) || id < 0 || id >= vocab) {
+      throw new RangeError(
+        `generate: ${field}[${i}] must be a token id, an integer in [0, ${vocab}) ` +
+          `(the model's vocabSize), got ${show(id)}`,
+      );
+    }
+  });
+  return ids as readonly number[];
+}
+
+interface Row {
+  index: number;
+  pad: number;
+  out: GeneratedSequence;
+}
+
+/**
+ * Generates a completion for every prompt with one KV-cached batch: left-padded prefill, then
+ * one decode step per token, sampling with a {@link TokenSampler} keyed by
+ * `(step, sequenceIds[row], tokenIndex)`. A sequence ends at an EOS token (`"eos"`), when its
+ * decoded text contains a stop string (`"stop"`), or after `maxNewTokens` tokens (`"length"`);
+ * finished rows leave the cache. Runs without gradients and leaks no backend memory.
+ *
+ * @param model The policy (its parameters' backend runs the forward passes).
+ * @param prompts Token ids per prompt (ragged, each non-empty).
+ * @param opts Length limit, sampler, draw keys, stop conditions.
+ * @returns Per prompt: tokens, both log-probs, text, finish reason; plus timing.
+ *
+ * @example Usage
+ * ```ts
+ * import { CausalLM, generate, modelConfig } from "@rlvr/policy";
+ * import assert from "node:assert/strict";
+ * const model = CausalLM.random(modelConfig({
+ *   vocabSize: 32, hiddenSize: 16, intermediateSize: 32, numLayers: 2, numHeads: 4,
+ * }), { seed: 1, std: 0.5 });
+ * const { sequences, timing } = await generate(model, [[1, 2, 3], [4]], {
+ *   maxNewTokens: 5,
+ *   sampler: { seed: 7, temperature: 0.8, topK: 10 },
+ *   eosTokenIds: [],
+ * });
+ * assert.equal(sequences.length, 2);
+ * assert.equal(sequences[1]!.tokens.length, 5);
+ * assert.equal(sequences[1]!.finishReason, "length");
+ * assert.ok(sequences[0]!.logprobs.every((lp) => lp <= 0));
+ * assert.equal(timing.generatedTokens, 10);
+ * model.dispose();
+ * ```
+ */
+export async function generate(
+  model: CausalLM,
+  prompts: readonly (readonly number[])[],
+  opts: GenerateOptions,
+): Promise<GenerateResult> {
+  const cfg = model.config;
+  const vocab = cfg.vocabSize;
+  if (typeof opts !== "object" || opts === null) {
+    throw new TypeError(
+      `generate: opts must be an object with maxNewTokens and sampler, got ${show(opts)}`,
+    );
+  }
+  const { maxNewTokens } = opts;
+  if (!Number.isInteger(maxNewTokens) || maxNewTokens < 1) {
+    throw new RangeError(
+      `generate: maxNewTokens must be an integer >= 1, got ${show(maxNewTokens)}`,
+    );
+  }
+  if (!isArray(prompts) || prompts.length === 0) {
+    throw new RangeError(
+      `generate: prompts must be a non-empty array of token-id arrays, got ${show(prompts)}`,
+    );
+  }
+  prompts.forEach((p, i) => checkIds(`prompts[${i}]`, p, vocab, 1));
+  const sampler = new TokenSampler(opts.sampler);
+  const step = opts.step ?? 0;
+  const B = prompts.length;
+  const sequenceIds = opts.sequenceIds ?? prompts.map((_, i) => i);
+  if (!isArray(sequenceIds) || sequenceIds.length !== B) {
+    throw new RangeError(
+      `generate: sequenceIds must list one id per prompt (${B}), got ${show(sequenceIds)}`,
+    );
+  }
+  // Checked here, not at the first draw, so that a bad key fails before the prefill runs.
+  const keyPart = (field: string, v: unknown): void => {
+    if (!Number.isInteger(v) || (v as number) < 0 || (v as number) >= 2 ** 32) {
+      throw new RangeError(
+        `generate: ${field} must be an integer in [0, 2^32) (a draw key), got ${show(v)}`,
+      );
+    }
+  };
+  keyPart("step", step);
+  const seen = new Set<number>();
+  for (const [i, id] of sequenceIds.entries()) {
+    keyPart(`sequenceIds[${i}]`, id);
+    if (seen.has(id)) {
+      throw new RangeError(
+        `generate: sequenceIds must be distinct, got ${id} twice; two rows with one id draw ` +
+          `identical tokens from identical prompts (use e.g. promptIndex * groupSize + sample)`,
+      );
+    }
+    seen.add(id);
+  }
+  const tokenizer = opts.tokenizer;
+  const eosIds = new Set(
+    checkIds(
+      "eosTokenIds",
+      opts.eosTokenIds ?? tokenizer?.eosTokenIds ?? cfg.eosTokenIds,
+      vocab,
+      0,
+    ),
+  );
+  const stopStrings = opts.stopStrings ?? [];
+  if (!isArray(stopStrings) || stopStrings.some((s) => typeof s !== "string" || s === "")) {
+    throw new RangeError(
+      `generate: stopStrings must be an array of non-empty strings, got ${show(stopStrings)}`,
+    );
+  }
+  if (stopStrings.length > 0 && tokenizer === undefined) {
+    throw new RangeError(
+      `generate: stopStrings ${show(stopStrings)} need a tokenizer to decode the completions; ` +
+        `pass opts.tokenizer`,
+    );
+  }
+  const skipSpecialTokens = opts.skipSpecialTokens ?? true;
+  const padId = opts.padTokenId ?? cfg.padTokenId ?? tokenizer?.padTokenId ?? 0;
+  checkIds("padTokenId", [padId], vocab, 1);
+  const returnLogits = opts.returnLogits ?? false;
+  const embed = model.params.get("model.embed_tokens.weight");
+  if (embed === undefined) {
+    throw new Error("generate: the model has no model.embed_tokens.weight; was it disposed?");
+  }
+  const backend = embed.backend;
+
+  const maxLen = Math.max(...prompts.map((p) => p.length));
+  let rows: Row[] = prompts.map((p, index) => {
+    const out: GeneratedSequence = {
+      sequenceId: sequenceIds[index]!,
+      promptIds: [...p],
+      tokens: [],
+      logprobs: [],
+      scaledLogprobs: [],
+      finishReason: "length",
+    };
+    if (returnLogits) out.logits = [];
+    return { index, pad: maxLen - p.length, out };
+  });
+  const all = rows.map((r) => r.out);
+  const rowsPerStep: number[] = [];
+  let cacheLength = 0;
+  // The key-padding mask of the active rows over every cached column plus `extra` new ones.
+  const maskFor = (extra: number): Tensor => {
+    const width = cacheLength + extra;
+    const m = new Int32Array(rows.length * width);
+    rows.forEach((r, i) => m.fill(1, i * width + r.pad, (i + 1) * width));
+    return tensor(m, { shape: [rows.length, width], dtype: "i32", backend });
+  };
+  // One forward pass of `ids` for the active rows; returns the last position's logits, [rows, V].
+  const lastLogits = async (
+    ids: number[][],
+    positions: number[][],
+    cache: KVCache,
+  ): Promise<Float32Array> => {
+    rowsPerStep.push(rows.length);
+    const t = ids[0]!.length;
+    const logits = noGrad(() =>
+      tidy(() => {
+        // Without padding (equal prompt lengths) the causal mask alone is exact; skip the mask.
+        const padded = rows.some((r) => r.pad > 0);
+        const hidden = model.hidden(tensor(ids, { dtype: "i32", backend }), {
+          cache,
+          positions,
+          ...(padded ? { attentionMask: maskFor(t) } : {}),
+        });
+        return model.lmHead(hidden.narrow(1, t - 1, 1));
+      })
+    );
+    cacheLength += t;
+    try {
+      return (await logits.data()) as Float32Array;
+    } finally {
+      logits.dispose();
+    }
+  };
+
+  const started = performance.now();
+  let prefillS = 0;
+  let decodeSteps = 0;
+  let sampledAfterPrefill = 0;
+  const cache = new KVCache(cfg, B);
+  try {
+    let logits = await lastLogits(
+      rows.map((r) => [...Array<number>(r.pad).fill(padId), ...prompts[r.index]!]),
+      rows.map((r) => Array.from({ length: maxLen }, (_, j) => Math.max(0, j - r.pad))),
+      cache,
+    );
+    prefillS = (performance.now() - started) / 1e3;
+    for (let t = 0;; t++) {
+      const rowLogits = rows.map((_, i) => logits.subarray(i * vocab, (i + 1) * vocab));
+      const samples = sampler.sampleBatch(rowLogits, {
+        step,
+        positions: t,
+        sequences: rows.map((r) => r.out.sequenceId),
+      }, { scaledLogprob: true });
+      if (t > 0) sampledAfterPrefill += rows.length;
+      const running: number[] = [];
+      rows.forEach((r, i) => {
+        const s = samples[i]!;
+        const out = r.out;
+        out.tokens.push(s.token);
+        out.logprobs.push(s.logprob);
+        out.scaledLogprobs.push(s.scaledLogprob!);
+        out.logits?.push(rowLogits[i]!.slice());
+        if (eosIds.has(s.token)) {
+          out.finishReason = "eos";
+        } else if (stopStrings.length > 0 && stopIndex(decodeOf(out)) >= 0) {
+          out.finishReason = "stop";
+        } else if (out.tokens.length >= maxNewTokens) {
+          out.finishReason = "length";
+        } else {
+          running.push(i);
+        }
+      });
+      if (running.length === 0) break;
+      if (running.length < rows.length) {
+        cache.selectRows(running);
+        rows = running.map((i) => rows[i]!);
+      }
+      logits = await lastLogits(
+        rows.map((r) => [r.out.tokens[t]!]),
+        rows.map((r) => [prompts[r.index]!.length + t]),
+        cache,
+      );
+      decodeSteps++;
+    }
+  } finally {
+    cache.dispose();
+  }
+  const totalS = (performance.now() - started) / 1e3;
+
+  function decodeOf(out: GeneratedSequence): string {
+    return tokenizer!.decode(out.tokens, { skipSpecialTokens });
+  }
+  function stopIndex(text: string): number {
+    let first = -1;
+    for (const s of stopStrings) {
+      const at = text.indexOf(s);
+      if (at >= 0 && (first < 0 || at < first)) first = at;
+    }
+    return first;
+  }
+
+  let generatedTokens = 0;
+  for (const s of all) {
+    generatedTokens += s.tokens.length;
+    if (tokenizer !== undefined) {
+      const text = decodeOf(s);
+      const at = s.finishReason === "stop" ? stopIndex(text) : -1;
+      s.text = at >= 0 ? text.slice(0, at) : text;
+    }
+  }
+  const decodeS = totalS - prefillS;
+  return {
+    sequences: all,
+    timing: {
+      prefillS,
+      decodeS,
+      totalS,
+      promptTokens: prompts.reduce((n, p) => n + p.length, 0),
+      generatedTokens,
+      tokensPerS: totalS > 0 ? generatedTokens / totalS : 0,
+      decodeTokensPerS: decodeS > 0 ? sampledAfterPrefill / decodeS : 0,
+      decodeSteps,
+      rowsPerStep,
+    },
+  };
+}
