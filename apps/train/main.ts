@@ -1,43 +1,64 @@
 /**
  * Entry point of `deno task train`.
  *
- * Until the training app lands (issue #8) this prints the planned usage, says plainly that no
- * training happens yet, and exits 0 so the README command works on a fresh machine.
+ * It parses the command line, assembles and validates the config (a bad config exits 2 with one
+ * line per problem, before anything is loaded), prints the resolved config and runs the
+ * training loop (`loop/run.ts`): held-out evaluation before, the steps, evaluation after, the
+ * report and the summary. Exit codes: 0 done, 2 bad arguments or config, 130 stopped by Ctrl-C
+ * after saving a checkpoint. The loop is imported only after the config is valid, so a bad
+ * config still fails before the model packages load.
  *
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { CliError, parseCli, usage } from "./cli.ts";
+import { ConfigError } from "./config/errors.ts";
+import { configToYaml, loadConfig } from "./config/load.ts";
 
-const USAGE = `rlvr train - reinforcement learning with verifiable rewards
-
-Usage:
-  deno task train [--recipe <file.yaml>] [--help]
-
-Options:
-  --recipe <file>  a YAML recipe (default: the built-in demo recipe)
-  --help           print this message
-
-Status: not yet - the training loop lands with issue #8 (apps/train). The tensor core it builds on
-(@rlvr/tensor: autograd, CPU backend, AdamW, safetensors) is available now; see README.md.`;
-
-/** Parses the command line and prints the usage; returns the exit code. */
-export function main(args: string[]): number {
-  let parsed;
+/**
+ * Runs `deno task train` with `args`; returns the exit code (0 ok, 2 bad arguments or config,
+ * 130 interrupted by Ctrl-C after a checkpoint).
+ *
+ * @example Usage
+ * ```ts
+ * import { main } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const log = console.log;
+ * console.log = () => {};
+ * try {
+ *   assert.equal(await main(["--help"]), 0);
+ * } finally {
+ *   console.log = log;
+ * }
+ * ```
+ */
+export async function main(args: string[]): Promise<number> {
+  let command;
   try {
-    parsed = parseArgs({
-      args,
-      options: { recipe: { type: "string" }, help: { type: "boolean" } },
-    });
+    command = parseCli(args);
   } catch (e) {
-    console.error(`train: ${(e as Error).message}\n\n${USAGE}`);
+    if (!(e instanceof CliError)) throw e;
+    console.error(e.message);
     return 2;
   }
-  console.log(USAGE);
-  if (parsed.values.recipe !== undefined && !parsed.values.help) {
-    console.log(`\n(recipe ${JSON.stringify(parsed.values.recipe)} noted; nothing to run yet)`);
+  if (command.kind === "help") {
+    console.log(usage());
+    return 0;
   }
-  return 0;
+  let loaded;
+  try {
+    loaded = await loadConfig(command.options);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    console.error(e.message);
+    return 2;
+  }
+  const { config, recipe, resume } = loaded;
+  const origin = resume !== null ? `resuming ${resume}` : `recipe ${recipe}`;
+  console.log(`# resolved config (${origin})\n${configToYaml(config)}`);
+  const { runTraining } = await import("./loop/run.ts");
+  const result = await runTraining(loaded);
+  return result.interrupted ? 130 : 0;
 }
 
-if (import.meta.main) Deno.exit(main(Deno.args));
+if (import.meta.main) Deno.exit(await main(Deno.args));

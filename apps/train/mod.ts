@@ -1,7 +1,277 @@
 /**
  * @module
  *
- * `@rlvr/train`: the `deno task train` application (YAML recipes, progress display, evaluation and
- * a training report with plots). Planned in issue #8; until then `main.ts` prints its usage and
- * states that training is not available yet. Nothing is exported yet.
+ * `@rlvr/train`: the `deno task train` application, the parts that do not need the model:
+ *
+ * - **config**: a zod schema of the training config (`model`, `task`, `rollout`, `algorithm`,
+ *   `optimizer`, `trainer`, `output`) whose registry keys are checked against
+ *   `@rlvr/advantage` and `@rlvr/objectives`; defaults, YAML recipes with `extends:`, dotted
+ *   `--set` overrides and flag shortcuts; errors that name the key, the value, the fix and the
+ *   layer the value came from;
+ * - **recipes** in `apps/train/recipes/`: grpo, dr_grpo, dapo, rloo, reinforce_pp, gspo,
+ *   cispo, ppo, nsr, one_shot;
+ * - **run directory**: atomic `config.yaml`, append-only `metrics.jsonl`/`eval.jsonl`/
+ *   `samples.jsonl`, `checkpoints/step-N/` with `COMPLETE` markers, crash-tolerant reading and
+ *   truncation for resume;
+ * - **report**: a self-contained `report.html` with inline SVG plots;
+ * - **progress**: a TTY-aware progress bar and the final summary table.
+ *
+ * Design: every piece is a plain function or small class over files and data, so the training
+ * loop (wired later, once `@rlvr/policy` exists) only composes them.
+ *
+ * @example Usage
+ * ```ts
+ * import { loadConfig, policyLossOptions, summaryTable } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const { config } = await loadConfig({ config: "dapo", set: ["trainer.steps=5"] });
+ * assert.equal(config.algorithm.clip.high, 0.28);
+ * assert.equal(policyLossOptions(config).clipRatioHigh, 0.28);
+ * assert.match(summaryTable([{ metric: "steps", value: config.trainer.steps }]), /steps +5/);
+ * ```
  */
+
+export { type CliCommand, CliError, parseCli, usage } from "./cli.ts";
+export { main } from "./main.ts";
+export {
+  ConfigError,
+  type ConfigProblem,
+  formatProblem,
+  type Provenance,
+  showValue,
+  sourceOf,
+} from "./config/errors.ts";
+export {
+  closest,
+  describeIssues,
+  dottedPath,
+  editDistance,
+  type IssueContext,
+  type IssueLike,
+} from "./config/issues.ts";
+export type {
+  AlgorithmSection,
+  Config,
+  DataSection,
+  LoraConfig,
+  ModelSection,
+  OptimizerSection,
+  OutputSection,
+  RolloutSection,
+  SamplerSection,
+  TaskSection,
+  TrainerSection,
+} from "./config/types.ts";
+export {
+  BUILTIN_MODELS,
+  LORA_TARGETS,
+  schemaKeys,
+  sectionKeys,
+  validateConfig,
+} from "./config/schema.ts";
+export { crossFieldProblems, registryProblems } from "./config/checks.ts";
+export {
+  type EstimatorSettings,
+  estimatorSettings,
+  LOSS_OPTION_FIELDS,
+  policyLossOptions,
+  samplingParams,
+} from "./config/mapping.ts";
+export { builtinTaskDescription, builtinTaskNames } from "./config/tasks.ts";
+export { defaultConfig } from "./config/defaults.ts";
+export { isPlainObject, type Layer, type Merged, mergeLayers } from "./config/merge.ts";
+export {
+  nest,
+  type Override,
+  overrideLayers,
+  parseOverride,
+  parseScalar,
+} from "./config/overrides.ts";
+export {
+  configToYaml,
+  DEFAULT_RECIPE,
+  listRecipes,
+  loadConfig,
+  type LoadedConfig,
+  type LoadOptions,
+  recipeLayers,
+  RECIPES_DIR,
+  resolveRecipe,
+  RESUME_MUTABLE,
+} from "./config/load.ts";
+export { writeFileAtomic } from "./run/atomic.ts";
+export {
+  type JsonlContent,
+  JsonlWriter,
+  type JsonlWriterOptions,
+  parseJsonl,
+  readJsonl,
+  truncateJsonl,
+} from "./run/jsonl.ts";
+export {
+  checkEvalRecord,
+  checkSampleRecord,
+  checkStepMetrics,
+  type EvalRecord,
+  REQUIRED_METRICS,
+  type SampleRecord,
+  type StepMetrics,
+} from "./run/records.ts";
+export {
+  beginCheckpoint,
+  type CheckpointInfo,
+  COMPLETE_MARKER,
+  completeCheckpoint,
+  latestCompleteCheckpoint,
+  listCheckpoints,
+  removeIncomplete,
+} from "./run/checkpoints.ts";
+export {
+  type CreateOptions,
+  type ResumeInfo,
+  RUN_FILES,
+  RunDir,
+  type RunStream,
+} from "./run/run_dir.ts";
+// Types of the registries this package's API mentions, re-exported so its documentation is
+// complete on its own.
+export type { KlPenalty } from "@rlvr/advantage";
+export type {
+  AggregationMode,
+  AggregationOptions,
+  KlEstimator,
+  OffPolicyLevel,
+  OffPolicyOptions,
+  PolicyLossOptions,
+} from "@rlvr/objectives";
+export type { SamplingOrder, SamplingParams } from "@rlvr/sampling";
+// `AggregationOptions` mentions `Tensor`; it and the types its public methods mention.
+export type {
+  Backend,
+  BinaryOp,
+  BufferHandle,
+  DType,
+  GradNode,
+  HostArray,
+  KernelName,
+  KernelParams,
+  MatmulOptions,
+  MemoryInfo,
+  NestedArray,
+  ReduceOp,
+  Shape,
+  Tensor,
+  UnaryOp,
+  VarOptions,
+} from "@rlvr/tensor";
+export {
+  escapeXml,
+  formatTick,
+  linePlot,
+  niceTicks,
+  PALETTE,
+  type PlotOptions,
+  type Series,
+} from "./report/plot.ts";
+export { formatNumber, runSummary, type SummaryRow } from "./report/summary.ts";
+export {
+  readReportData,
+  renderReport,
+  REPORT_PLOTS,
+  type ReportData,
+  writeReport,
+} from "./report/report.ts";
+export { REPORT_USAGE, reportMain } from "./report/main.ts";
+export {
+  formatDuration,
+  type LiveMetrics,
+  ProgressBar,
+  progressLine,
+  type ProgressOptions,
+  type ProgressState,
+  summaryTable,
+} from "./progress.ts";
+export {
+  answerText,
+  completionReward,
+  promptText,
+  TINY_ALPHABET,
+  tinyTokenizer,
+} from "./demo/format.ts";
+export {
+  DEFAULT_TASK_OPTIONS,
+  defaultTask,
+  pretrain,
+  type PretrainOptions,
+  type PretrainResult,
+  tinyModelConfig,
+} from "./demo/pretrain.ts";
+export { HELD_OUT_SEED, heldOutProblems, TrainStream } from "./loop/problems.ts";
+export {
+  checkpointDir,
+  type LoadedPolicy,
+  loadPolicy,
+  TINY_CHECKPOINT_DIR,
+} from "./loop/policy.ts";
+export {
+  EVAL_DRAW_STEP,
+  type EvalResult,
+  evaluate,
+  type EvaluateOptions,
+  promptIds,
+} from "./loop/eval.ts";
+export {
+  collectRollout,
+  type Rollout,
+  type RolloutItem,
+  type RolloutOptions,
+} from "./loop/rollout.ts";
+export { type TrainContext, trainStep, type UpdateMetrics } from "./loop/trainer.ts";
+export {
+  type LoadedTrainState,
+  loadTrainState,
+  saveTrainState,
+  STATE_FILES,
+  type TrainState,
+} from "./loop/state.ts";
+export { type RunOptions, type RunResult, runTraining } from "./loop/run.ts";
+export { EVAL_USAGE, evalMain } from "./loop/eval_main.ts";
+// Types of the packages the training loop's API mentions, re-exported so its documentation is
+// complete on its own.
+export type {
+  ApplyChatTemplateOptions,
+  CausalLM,
+  CharTokenizer,
+  ChatMessage,
+  DecodeOptions,
+  EncodeOptions,
+  ForwardOptions,
+  KVCache,
+  LayerKV,
+  Llama3RopeScaling,
+  ModelConfig,
+  ModelExtension,
+  ModelType,
+  Tokenizer,
+} from "@rlvr/policy";
+export { MODEL_TYPES } from "@rlvr/policy";
+export type {
+  Reward,
+  RewardContext,
+  RewardInput,
+  RewardValue,
+  Row,
+  ScoreBatchFn,
+  ScoreFn,
+  Task,
+  TaskRow,
+} from "@rlvr/rewards";
+export type {
+  AdamWHyperparams,
+  BaseHyperparams,
+  Optimizer,
+  OptimizerState,
+  ParamGroup,
+  ParamState,
+  SerializedParamState,
+  StateArray,
+} from "@rlvr/tensor";

@@ -1,0 +1,71 @@
+import assert from "node:assert/strict";
+import { CliError, parseCli, usage } from "./cli.ts";
+import { listRecipes } from "./config/load.ts";
+
+Deno.test("parseCli: every flag, repeated --set in order, --flag=value form", () => {
+  assert.deepEqual(
+    parseCli([
+      "--config=dapo",
+      "--set",
+      "a.b=1",
+      "--set=c.d=2",
+      "--device",
+      "cpu",
+      "--seed",
+      "3",
+      "--steps",
+      "4",
+      "--out",
+      "o",
+    ]),
+    {
+      kind: "run",
+      options: {
+        config: "dapo",
+        set: ["a.b=1", "c.d=2"],
+        device: "cpu",
+        seed: "3",
+        steps: "4",
+        out: "o",
+      },
+    },
+  );
+  assert.deepEqual(parseCli(["--resume", "runs/x"]), {
+    kind: "run",
+    options: { resume: "runs/x" },
+  });
+  assert.deepEqual(parseCli([]), { kind: "run", options: {} });
+  assert.deepEqual(parseCli(["-h", "--seed", "1"]), { kind: "help" });
+});
+
+Deno.test("parseCli: unknown flags, missing values and positionals are CliErrors", () => {
+  for (const args of [["--bogus"], ["--seed"], ["dapo"], ["--help=yes"]]) {
+    assert.throws(
+      () => parseCli(args),
+      (e: unknown) =>
+        e instanceof CliError && /^train: .*; run with --help for the options$/.test(e.message),
+      args.join(" "),
+    );
+  }
+});
+
+Deno.test("usage: every option and every recipe with its header line", () => {
+  const text = usage();
+  for (
+    const flag of [
+      "--config",
+      "--set",
+      "--device",
+      "--seed",
+      "--steps",
+      "--out",
+      "--resume",
+      "--help",
+    ]
+  ) {
+    assert.ok(text.includes(flag), flag);
+  }
+  for (const name of listRecipes()) assert.match(text, new RegExp(`\\n  ${name} +\\S`), name);
+  assert.match(text, /\n {2}gspo +GSPO: Group Sequence Policy Optimization\./);
+  assert.match(usage("/nonexistent"), /Recipes:\n$/);
+});

@@ -1,0 +1,386 @@
+/**
+ * The checks of a config that a field schema cannot express: rules between fields
+ * ({@link crossFieldProblems}) and trial calls of the real registries with the config's
+ * settings on a tiny synthetic batch ({@link registryProblems}).
+ *
+ * Design decision: the registries already validate their options (unknown names, ranges,
+ * missing inputs such as `passk_analytic`'s `k`), with messages that name the field. Calling
+ * them once at load time, on a 2-token batch, catches everything they check before any model
+ * is loaded, without duplicating their rules here; each registry message is attached to the
+ * config key it came from.
+ *
+ * @module
+ */
+
+import { fromRows, getEstimator } from "@rlvr/advantage";
+import { computePolicyLoss, disposeMetrics } from "@rlvr/objectives";
+import { resolveSamplingParams } from "@rlvr/sampling";
+import { tensor, tidy } from "@rlvr/tensor";
+import type { ConfigProblem } from "./errors.ts";
+import { describeIssues, type IssueContext } from "./issues.ts";
+import { estimatorSettings, LOSS_OPTION_FIELDS, policyLossOptions } from "./mapping.ts";
+import type { Config } from "./schema.ts";
+import { builtinTask, builtinTaskNames } from "./tasks.ts";
+
+function divisors(n: number): number[] {
+  const out: number[] = [];
+  for (let d = 1; d <= n; d++) if (n % d === 0) out.push(d);
+  return out;
+}
+
+/** Losses whose `clip.low` is not the lower bound of a trust region paired with `clip.high`. */
+const NO_CLIP_ORDER = new Set(["cispo"]);
+
+/**
+ * Rules between fields: task kind, divisibility of the batch, clip order, what PPO needs,
+ * overlong buffer, eval sizes. Returns the problems (empty when the config is consistent).
+ *
+ * @example Usage
+ * ```ts
+ * import { crossFieldProblems, defaultConfig, validateConfig } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const config = await validateConfig(defaultConfig());
+ * assert.deepEqual(crossFieldProblems(config), []);
+ * config.rollout.groupSize = 3; // 16 is not a multiple of 3
+ * assert.equal(crossFieldProblems(config)[0]!.path, "rollout.groupSize");
+ * ```
+ */
+export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): ConfigProblem[] {
+  const out: ConfigProblem[] = [];
+  const { task, rollout, algorithm: a, model, trainer } = config;
+
+  if (task.name === undefined && task.data === undefined) {
+    out.push({
+      path: "task",
+      message: `no task; set task.name to a built-in task (${
+        builtinTaskNames().join(", ")
+      }) or task.data to a dataset {path, format, promptField, answerField}`,
+    });
+  } else if (task.name !== undefined && task.data !== undefined) {
+    out.push({
+      path: "task.data",
+      message:
+        `both task.name (${task.name}) and task.data are set; keep one (a built-in task or a dataset)`,
+    });
+  } else if (task.data !== undefined && Object.keys(task.options ?? {}).length > 0) {
+    out.push({
+      path: "task.options",
+      message:
+        "options configure built-in tasks and are ignored with task.data; remove them or set task.name",
+    });
+  }
+
+  const { batchSize, groupSize } = rollout;
+  if (batchSize % groupSize !== 0) {
+    out.push({
+      path: "rollout.groupSize",
+      message: `${groupSize} does not divide rollout.batchSize ${batchSize}; use one of ${
+        divisors(batchSize).join(", ")
+      } or change rollout.batchSize to a multiple of ${groupSize}`,
+    });
+  }
+  if (batchSize % a.microBatchSize !== 0) {
+    out.push({
+      path: "algorithm.microBatchSize",
+      message: `${a.microBatchSize} does not divide rollout.batchSize ${batchSize}; use one of ${
+        divisors(batchSize).join(", ")
+      }`,
+    });
+  }
+  if (a.clip.high < a.clip.low && !NO_CLIP_ORDER.has(a.loss)) {
+    out.push({
+      path: "algorithm.clip.high",
+      message:
+        `${a.clip.high} is below algorithm.clip.low ${a.clip.low}; use clip.high >= ${a.clip.low} (clip-higher widens the upper bound, never narrows it)`,
+    });
+  }
+  if (rollout.dynamicSampling.enabled && groupSize < 2) {
+    out.push({
+      path: "rollout.dynamicSampling.enabled",
+      message:
+        `dynamic sampling drops groups whose rewards are all equal, which every group of size ${groupSize} is; use rollout.groupSize >= 2 or set enabled: false`,
+    });
+  }
+
+  if (a.estimator === "gae") {
+    if (!model.valueHead) {
+      out.push({
+        path: "model.valueHead",
+        message: "false, but estimator gae (PPO) needs critic values; set model.valueHead: true",
+      });
+    }
+    if (a.gae == null) {
+      out.push({
+        path: "algorithm.gae",
+        message: "missing; estimator gae needs algorithm.gae {gamma, lambda} (e.g. 1 and 0.95)",
+      });
+    }
+    if (a.value == null) {
+      out.push({
+        path: "algorithm.value",
+        message:
+          "missing; estimator gae trains a value head and needs algorithm.value {coef, clipRange} (e.g. 0.5 and 0.2)",
+      });
+    }
+  } else {
+    if (a.gae != null) {
+      out.push({
+        path: "algorithm.gae",
+        message:
+          `only estimator gae reads it, the estimator is ${a.estimator}; remove it (null) or use estimator gae`,
+      });
+    }
+    if (model.valueHead) {
+      out.push({
+        path: "model.valueHead",
+        message:
+          `true, but only estimator gae uses a value head (the estimator is ${a.estimator}); set it to false or use estimator gae`,
+      });
+    }
+  }
+
+  if (a.overlong.enabled && a.overlong.buffer > rollout.maxNewTokens) {
+    out.push({
+      path: "algorithm.overlong.buffer",
+      message:
+        `${a.overlong.buffer} exceeds rollout.maxNewTokens ${rollout.maxNewTokens}; use a buffer in [0, ${rollout.maxNewTokens}]`,
+    });
+  }
+  if (trainer.evalK > trainer.evalSamples) {
+    out.push({
+      path: "trainer.evalK",
+      message:
+        `${trainer.evalK} exceeds trainer.evalSamples ${trainer.evalSamples}; pass@k needs k <= n samples per problem, use evalK <= ${trainer.evalSamples}`,
+    });
+  }
+  if (trainer.samplesCount > batchSize) {
+    out.push({
+      path: "trainer.samplesCount",
+      message:
+        `${trainer.samplesCount} exceeds rollout.batchSize ${batchSize}; samples are taken from one step's batch, use at most ${batchSize}`,
+    });
+  }
+  return out;
+}
+
+/** Estimator input fields the trainer fills from the batch; a config must not set them. */
+const ESTIMATOR_DATA_FIELDS = [
+  "tokenRewards",
+  "rewards",
+  "responseMask",
+  "index",
+  "groupSize",
+  "klInReward",
+  "values",
+  "baselineRewards",
+  "processRewards",
+  "entropy",
+];
+
+function message(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+async function taskProblems(config: Config, ctx: IssueContext): Promise<ConfigProblem[]> {
+  const name = config.task.name;
+  if (name === undefined) return [];
+  const spec = builtinTask(name);
+  if (spec === undefined) return []; // the schema already reported the name
+  const options = config.task.options ?? {};
+  const parsed = spec.options.safeParse(options, { reportInput: true });
+  if (!parsed.success) {
+    return describeIssues(parsed.error.issues, {
+      ...ctx,
+      prefix: ["task", "options"],
+      knownKeys: () => Object.keys((spec.options as unknown as { shape: object }).shape),
+      allKeys: [],
+    });
+  }
+  try {
+    await spec.build(parsed.data);
+  } catch (e) {
+    const field = /options\.(\w+)/.exec(message(e))?.[1];
+    return [{
+      path: field === undefined ? "task.options" : `task.options.${field}`,
+      message: `rejected by the ${name} task: ${message(e)}`,
+    }];
+  }
+  return [];
+}
+
+function samplerProblems(config: Config): ConfigProblem[] {
+  try {
+    resolveSamplingParams({ ...config.rollout.sampler });
+    return [];
+  } catch (e) {
+    const field = /\b(temperature|topP|topK|minP)\b/.exec(message(e))?.[1];
+    return [{
+      path: field === undefined ? "rollout.sampler" : `rollout.sampler.${field}`,
+      message: `rejected by the token sampler: ${message(e)}`,
+    }];
+  }
+}
+
+function estimatorProblems(config: Config): ConfigProblem[] {
+  const a = config.algorithm;
+  const out: ConfigProblem[] = [];
+  for (const key of Object.keys(a.estimatorOptions)) {
+    if (ESTIMATOR_DATA_FIELDS.includes(key)) {
+      out.push({
+        path: `algorithm.estimatorOptions.${key}`,
+        message: `${key} is filled by the trainer from each batch, not by the config; remove it${
+          key === "groupSize" ? " (set rollout.groupSize)" : ""
+        }${key === "klInReward" ? " (set algorithm.kl.placement: reward)" : ""}`,
+      });
+    }
+    if (a.estimator === "gae" && (key === "gamma" || key === "lam")) {
+      out.push({
+        path: `algorithm.estimatorOptions.${key}`,
+        message: `set algorithm.gae.${key === "lam" ? "lambda" : "gamma"} instead; remove it here`,
+      });
+    }
+  }
+  if (out.length > 0) return out;
+  const settings = estimatorSettings(config);
+  // A tiny batch of two groups with a correct and a wrong answer in each, so group-relative
+  // estimators see non-zero variance; every per-token input an estimator may read is present.
+  const g = config.rollout.groupSize;
+  const batch = 2 * g;
+  const rows = (v: (i: number) => number) =>
+    fromRows(Array.from({ length: batch }, (_, i) => [v(i), v(i)]));
+  const input = {
+    ...settings.options,
+    rewards: Array.from({ length: batch }, (_, i) => i % 2),
+    responseMask: rows(() => 1),
+    groupSize: g,
+    values: rows(() => 0),
+    baselineRewards: Array.from({ length: batch }, () => 0.5),
+    processRewards: rows(() => 0),
+    entropy: rows(() => 1),
+    ...(settings.klInReward === null ? {} : {
+      klInReward: {
+        logProbs: rows(() => -1),
+        refLogProbs: rows(() => -1.1),
+        coef: settings.klInReward.coef,
+        penalty: settings.klInReward.penalty,
+      },
+    }),
+  };
+  try {
+    getEstimator(a.estimator)(input);
+  } catch (e) {
+    const text = message(e);
+    if (/penalty/.test(text) && settings.klInReward !== null) {
+      return [{
+        path: "algorithm.kl.estimator",
+        message:
+          `${a.kl.estimator} cannot be used with kl.placement reward: ${text}; use kl.placement loss or another estimator`,
+      }];
+    }
+    const field = Object.keys(a.estimatorOptions).find((k) => text.includes(k));
+    return [{
+      path: field === undefined
+        ? "algorithm.estimatorOptions"
+        : `algorithm.estimatorOptions.${field}`,
+      message: `rejected by estimator ${a.estimator}: ${text}${
+        /is required/.test(text) ? "; set it in algorithm.estimatorOptions" : ""
+      }`,
+    }];
+  }
+  return [];
+}
+
+function lossProblems(config: Config): ConfigProblem[] {
+  const a = config.algorithm;
+  const out: ConfigProblem[] = [];
+  for (const key of Object.keys(a.lossOptions)) {
+    const field = LOSS_OPTION_FIELDS[key];
+    if (field !== undefined) {
+      out.push({
+        path: `algorithm.lossOptions.${key}`,
+        message: `set ${field} instead; remove ${key} from lossOptions`,
+      });
+    }
+  }
+  if (out.length > 0) return out;
+  const options = policyLossOptions(config);
+  const needsRef = (options.klCoef ?? 0) > 0;
+  try {
+    tidy(() => {
+      const { loss, metrics } = computePolicyLoss(a.loss, {
+        logProbs: tensor([[-1, -1.2, -0.8], [-0.5, -2, -1]], { requiresGrad: true }),
+        oldLogProbs: tensor([[-1.1, -1.2, -0.7], [-0.5, -1.9, -1]]),
+        // The sampler's log-probs, read by decoupled PPO and the off-policy corrections.
+        rolloutLogProbs: tensor([[-1.1, -1.25, -0.7], [-0.45, -1.9, -1]]),
+        advantages: tensor([[1, 1, 1], [-1, -1, -1]]),
+        responseMask: tensor([[1, 1, 1], [1, 1, 0]]),
+        entropy: tensor([[1, 0.5, 0.2], [0.7, 0.3, 0]]),
+        ...(needsRef ? { refLogProbs: tensor([[-1, -1, -1], [-1, -1, -1]]) } : {}),
+      }, options);
+      disposeMetrics(metrics);
+      loss.dispose();
+    });
+  } catch (e) {
+    const text = message(e);
+    const known: [RegExp, string][] = [
+      [/clipRatioLow/, "algorithm.clip.low"],
+      [/clipRatioHigh/, "algorithm.clip.high"],
+      [/clipRatioC/, "algorithm.clip.dual"],
+      [/klType|KL estimator/i, "algorithm.kl.estimator"],
+      [/klCoef/, "algorithm.kl.beta"],
+      [/entropyCoef/, "algorithm.entropyCoef"],
+      [/aggregation/, "algorithm.aggregation"],
+    ];
+    const lossKey = Object.keys(a.lossOptions).find((k) => text.includes(k));
+    const path = lossKey !== undefined
+      ? `algorithm.lossOptions.${lossKey}`
+      : known.find(([re]) => re.test(text))?.[1] ?? "algorithm.lossOptions";
+    return [{ path, message: `rejected by policy loss ${a.loss}: ${text}` }];
+  }
+  return [];
+}
+
+async function overlongProblems(config: Config): Promise<ConfigProblem[]> {
+  const o = config.algorithm.overlong;
+  if (!o.enabled) return [];
+  try {
+    // Lazy for the same reason as in tasks.ts: @rlvr/rewards is slow to load.
+    const { dapoOverlongReward } = await import("@rlvr/rewards");
+    dapoOverlongReward({ maxLength: config.rollout.maxNewTokens, cacheLength: o.buffer });
+    return [];
+  } catch (e) {
+    return [{
+      path: "algorithm.overlong.buffer",
+      message: `rejected by the overlong shaping: ${message(e)}`,
+    }];
+  }
+}
+
+/**
+ * Trial calls of the registries with the config's settings: built-in task options (strict
+ * names, then the generator's range checks), sampler parameters, estimator settings (on a
+ * two-group batch of `rollout.groupSize`), policy-loss options (on a 2×3 batch) and the
+ * overlong shaping. Returns the problems, each attached to the config key it concerns.
+ *
+ * @example Usage
+ * ```ts
+ * import { defaultConfig, registryProblems, validateConfig } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const config = await validateConfig(defaultConfig());
+ * assert.deepEqual(await registryProblems(config), []);
+ * config.algorithm.lossOptions = { clipRatioHigh: 0.3 }; // has a first-class field
+ * assert.equal((await registryProblems(config))[0]!.path, "algorithm.lossOptions.clipRatioHigh");
+ * ```
+ */
+export async function registryProblems(
+  config: Config,
+  ctx: IssueContext = {},
+): Promise<ConfigProblem[]> {
+  return [
+    ...(await taskProblems(config, ctx)),
+    ...samplerProblems(config),
+    ...estimatorProblems(config),
+    ...lossProblems(config),
+    ...(await overlongProblems(config)),
+  ];
+}

@@ -1,0 +1,227 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import YAML from "yaml";
+import { ConfigError } from "./errors.ts";
+import {
+  configToYaml,
+  listRecipes,
+  loadConfig,
+  type LoadOptions,
+  recipeLayers,
+  RECIPES_DIR,
+  resolveRecipe,
+} from "./load.ts";
+
+async function rejects(options: LoadOptions, re: RegExp): Promise<ConfigError> {
+  const t0 = performance.now();
+  try {
+    await loadConfig(options);
+  } catch (e) {
+    const ms = performance.now() - t0;
+    if (!(e instanceof ConfigError)) throw e;
+    assert.match(e.message, re);
+    // Bound from the acceptance criterion (a bad config fails in under a second).
+    assert.ok(ms < 1000, `took ${ms.toFixed(1)} ms`);
+    return e;
+  }
+  assert.fail(`expected a ConfigError matching ${re}`);
+}
+
+async function withRecipes(files: Record<string, string>, fn: (dir: string) => Promise<void>) {
+  const dir = await Deno.makeTempDir();
+  try {
+    for (const [name, text] of Object.entries(files)) {
+      await Deno.writeTextFile(join(dir, name), text);
+    }
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("loadConfig: default recipe grpo, output.name from the recipe file, provenance of each layer", async () => {
+  const { config, provenance, recipe, resume } = await loadConfig();
+  assert.equal(recipe, join(RECIPES_DIR, "grpo.yaml"));
+  assert.equal(resume, null);
+  assert.equal(config.output.name, "grpo");
+  assert.equal(config.output.dir, "runs");
+  assert.match(provenance.get("algorithm.clip.low")!, /^recipe .*grpo\.yaml$/);
+  assert.equal(provenance.get("trainer.seed"), "defaults");
+  assert.match(provenance.get("output.name")!, /^recipe file name/);
+});
+
+Deno.test("loadConfig: flags are shortcuts for --set, parsed the same way; --out stays a string", async () => {
+  const { config, provenance } = await loadConfig({
+    config: "dapo",
+    device: "cpu",
+    seed: "3",
+    steps: "7",
+    out: "123",
+    set: ["trainer.seed=1", "trainer.evalEvery=0"],
+  });
+  assert.equal(config.trainer.device, "cpu");
+  assert.equal(config.trainer.seed, 3, "the flag comes after --set");
+  assert.equal(config.trainer.steps, 7);
+  assert.equal(config.output.dir, "123");
+  assert.equal(config.trainer.evalEvery, 0);
+  assert.equal(provenance.get("trainer.seed"), "--seed 3");
+  const e = await rejects(
+    { seed: "abc" },
+    /trainer\.seed: "abc" is not allowed; use an integer \(from --seed abc\)/,
+  );
+  assert.equal(e.problems.length, 1);
+  await rejects(
+    { device: "tpu" },
+    /trainer\.device: "tpu" is not allowed; use one of auto, webgpu, cpu \(from --device tpu\)/,
+  );
+  await rejects({ steps: "0" }, /trainer\.steps: 0 is not allowed; use a number >= 1/);
+});
+
+Deno.test("resolveRecipe / listRecipes: names, paths, unknown names with a suggestion", async () => {
+  assert.deepEqual(listRecipes(), [
+    "cispo",
+    "dapo",
+    "dr_grpo",
+    "grpo",
+    "gspo",
+    "nsr",
+    "one_shot",
+    "ppo",
+    "reinforce_pp",
+    "rloo",
+  ]);
+  assert.equal(resolveRecipe("apps/train/recipes/dapo.yaml"), join(RECIPES_DIR, "dapo.yaml"));
+  await rejects(
+    { config: "gsop" },
+    /--config gsop: no recipe named "gsop" in .*; use one of cispo, .* \(closest: gspo\)/,
+  );
+  await rejects({ config: "nope/x.yaml" }, /--config nope\/x\.yaml: file .* does not exist/);
+  assert.deepEqual(listRecipes("/nonexistent-dir"), []);
+});
+
+Deno.test("recipe files: extends chains, relative paths, cycles, bad YAML, bad shapes", async () => {
+  await withRecipes({
+    "base.yaml": "trainer:\n  steps: 5\n",
+    "mid.yaml": "extends: ./base.yaml\ntrainer:\n  seed: 9\n",
+    "top.yaml": "extends: mid.yaml\noptimizer: { lr: 3.0e-4 }\n",
+    "a.yaml": "extends: b\n",
+    "b.yaml": "extends: a\n",
+    "broken.yaml": "trainer:\n  steps: [1\n  seed: 2\n",
+    "list.yaml": "- 1\n- 2\n",
+    "badext.yaml": "extends: 3\n",
+    "missing.yaml": "extends: nowhere\n",
+  }, async (dir) => {
+    const layers = recipeLayers(join(dir, "top.yaml"), dir);
+    assert.deepEqual(layers.map((l) => l.source.replace(/.*\//, "")), [
+      "base.yaml",
+      "mid.yaml",
+      "top.yaml",
+    ]);
+    const { config } = await loadConfig({ config: join(dir, "top.yaml"), recipesDir: dir });
+    assert.deepEqual([config.trainer.steps, config.trainer.seed, config.optimizer.lr], [
+      5,
+      9,
+      3e-4,
+    ]);
+    assert.equal(config.output.name, "top");
+    await rejects(
+      { config: "a", recipesDir: dir },
+      /config: extends: cycle: .*a\.yaml -> .*b\.yaml -> .*a\.yaml/,
+    );
+    await rejects(
+      { config: "broken", recipesDir: dir },
+      /broken\.yaml is not valid YAML: .*; fix the syntax there \(from recipe .*broken\.yaml\)/,
+    );
+    await rejects(
+      { config: "list", recipesDir: dir },
+      /list\.yaml must be a mapping of sections .* got a list/,
+    );
+    await rejects(
+      { config: "badext", recipesDir: dir },
+      /extends: 3 is not allowed; use the name of a recipe/,
+    );
+    await rejects(
+      { config: "missing", recipesDir: dir },
+      /extends: nowhere: no recipe named "nowhere"/,
+    );
+  });
+});
+
+Deno.test("loadConfig: errors name the recipe file that set a bad value", async () => {
+  await withRecipes({ "x.yaml": "extends: grpo\nalgorithm:\n  estimator: grpx\n" }, async (dir) => {
+    await rejects(
+      { config: join(dir, "x.yaml") },
+      /^config: algorithm\.estimator: "grpx" is not a known estimator; use one of .* \(from recipe .*x\.yaml\)$/,
+    );
+  });
+});
+
+Deno.test("loadConfig: checkpoint and dataset paths must exist (unless checkPaths is false)", async () => {
+  await rejects(
+    { set: ["model.checkpoint=./no/such/model"] },
+    /model\.checkpoint: "\.\/no\/such\/model" does not exist .*; use builtin:tiny or a checkpoint directory/,
+  );
+  const ok = await loadConfig({ set: ["model.checkpoint=./no/such/model"], checkPaths: false });
+  assert.equal(ok.config.model.checkpoint, "./no/such/model");
+  const dir = await Deno.makeTempDir();
+  try {
+    const data = join(dir, "d.jsonl");
+    await Deno.writeTextFile(data, '{"q":"1+1","a":"2"}\n');
+    const set = [
+      "task.data.format=jsonl",
+      "task.data.promptField=q",
+      "task.data.answerField=a",
+      `task.data.path=${data}`,
+      `model.checkpoint=${dir}`,
+    ];
+    const { config } = await loadConfig({ set });
+    assert.equal(config.task.name, undefined, "a dataset replaces the built-in task");
+    assert.equal(config.task.data!.path, data);
+    await rejects(
+      { set: [...set.slice(0, 3), "task.data.path=/no/such.jsonl"] },
+      /task\.data\.path: "\/no\/such\.jsonl" does not exist/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("loadConfig --resume: the run's own config; only steps and device may change", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const original = (await loadConfig({ config: "dapo", seed: "11" })).config;
+    const runDir = join(dir, "my-run");
+    await Deno.mkdir(runDir);
+    await Deno.writeTextFile(join(runDir, "config.yaml"), configToYaml(original));
+    const resumed = await loadConfig({ resume: runDir, steps: "500", device: "cpu" });
+    assert.equal(resumed.recipe, null);
+    assert.equal(resumed.resume, runDir);
+    assert.equal(resumed.config.trainer.steps, 500);
+    assert.equal(resumed.config.trainer.device, "cpu");
+    assert.deepEqual(
+      { ...resumed.config, trainer: original.trainer, output: original.output },
+      original,
+      "everything else is the original config",
+    );
+    assert.deepEqual(resumed.config.output, { dir, name: "my-run" });
+    const e = await rejects(
+      { resume: runDir, set: ["trainer.seed=1", "trainer.steps=9"], out: "elsewhere" },
+      /trainer\.seed: cannot change when resuming/,
+    );
+    assert.deepEqual(e.problems.map((p) => p.path), ["trainer.seed", "output.dir"]);
+    await rejects(
+      { resume: runDir, config: "grpo" },
+      /--resume .* takes the run's own config\.yaml; drop --config grpo/,
+    );
+    await rejects({ resume: join(dir, "nope") }, /--resume .*nope: .*config\.yaml does not exist/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("configToYaml: every recipe's resolved config survives a YAML round trip", async () => {
+  for (const name of listRecipes()) {
+    const { config } = await loadConfig({ config: name });
+    assert.deepEqual(YAML.parse(configToYaml(config)), JSON.parse(JSON.stringify(config)), name);
+  }
+});

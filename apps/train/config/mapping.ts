@@ -1,0 +1,126 @@
+/**
+ * From a validated {@link Config} to the option objects the registries take: policy-loss
+ * options for `@rlvr/objectives`, estimator settings for `@rlvr/advantage`, sampler parameters
+ * for `@rlvr/sampling`.
+ *
+ * Design decision: the config has first-class fields for what every recipe tunes (clip range,
+ * KL, entropy bonus, aggregation) and free `estimatorOptions`/`lossOptions` records for the
+ * rest; this file is the single place where the two are combined, so the validation trial
+ * (`checks.ts`) and the training loop pass the registries exactly the same objects.
+ *
+ * @module
+ */
+
+import type { KlPenalty } from "@rlvr/advantage";
+import type { KlEstimator, PolicyLossOptions } from "@rlvr/objectives";
+import type { SamplingParams } from "@rlvr/sampling";
+import type { Config } from "./schema.ts";
+
+/**
+ * Policy-loss option names that have a first-class config field, and that field. A
+ * `lossOptions` entry with one of these names is rejected (it would silently fight the field).
+ */
+export const LOSS_OPTION_FIELDS: Readonly<Record<string, string>> = Object.freeze({
+  aggregation: "algorithm.aggregation",
+  clipRatio: "algorithm.clip.low and algorithm.clip.high",
+  clipRatioLow: "algorithm.clip.low",
+  clipRatioHigh: "algorithm.clip.high",
+  clipRatioC: "algorithm.clip.dual",
+  klCoef: "algorithm.kl.beta",
+  klType: "algorithm.kl.estimator",
+  entropyCoef: "algorithm.entropyCoef",
+  globalTokens: "nothing: the trainer computes it per micro-batch",
+  globalSequences: "nothing: the trainer computes it per micro-batch",
+});
+
+/**
+ * The options passed to the policy loss (`computePolicyLoss(config.algorithm.loss, inputs,
+ * options)`): clip bounds, dual clip (`null` → `Infinity`, off), KL-in-loss when
+ * `kl.placement` is `loss` (else `klCoef` 0), entropy bonus, aggregation, and `lossOptions`.
+ * With `seq-mean-token-sum-norm` (Dr. GRPO) and no explicit `lossScaleFactor`, the constant
+ * divisor is `rollout.maxNewTokens`, as in the Dr. GRPO paper (a constant, not the batch's
+ * padded length, which changes from step to step).
+ *
+ * @example Usage
+ * ```ts
+ * import { defaultConfig, policyLossOptions, validateConfig } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const config = await validateConfig(defaultConfig());
+ * const options = policyLossOptions(config);
+ * assert.equal(options.clipRatioLow, config.algorithm.clip.low);
+ * assert.equal(options.aggregation, config.algorithm.aggregation);
+ * ```
+ */
+export function policyLossOptions(config: Config): PolicyLossOptions {
+  const a = config.algorithm;
+  const options: PolicyLossOptions = {
+    aggregation: a.aggregation,
+    clipRatioLow: a.clip.low,
+    clipRatioHigh: a.clip.high,
+    clipRatioC: a.clip.dual ?? Infinity,
+    klCoef: a.kl.placement === "loss" ? a.kl.beta : 0,
+    klType: a.kl.estimator as KlEstimator,
+    entropyCoef: a.entropyCoef,
+  };
+  if (a.aggregation === "seq-mean-token-sum-norm" && a.lossOptions.lossScaleFactor === undefined) {
+    options.lossScaleFactor = config.rollout.maxNewTokens;
+  }
+  return { ...options, ...a.lossOptions } as PolicyLossOptions;
+}
+
+/** What {@link estimatorSettings} returns. */
+export interface EstimatorSettings {
+  /** The registry key (`getEstimator(key)`). */
+  key: string;
+  /**
+   * Settings merged into every estimator input (`estimatorOptions`, plus `gamma`/`lam` from
+   * `algorithm.gae` for `gae`); the trainer adds rewards, mask, groups and values.
+   */
+  options: Record<string, unknown>;
+  /**
+   * KL-in-reward coefficient and estimator when `kl.placement` is `reward` and `kl.beta > 0`
+   * (the trainer adds the log-probs), else null.
+   */
+  klInReward: { coef: number; penalty: KlPenalty } | null;
+}
+
+/**
+ * The estimator key and settings of a config.
+ *
+ * @example Usage
+ * ```ts
+ * import { defaultConfig, estimatorSettings, validateConfig } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const s = estimatorSettings(await validateConfig(defaultConfig()));
+ * assert.equal(s.key, "grpo");
+ * assert.equal(s.klInReward, null);
+ * ```
+ */
+export function estimatorSettings(config: Config): EstimatorSettings {
+  const a = config.algorithm;
+  const options: Record<string, unknown> = { ...a.estimatorOptions };
+  if (a.estimator === "gae" && a.gae != null) {
+    options.gamma = a.gae.gamma;
+    options.lam = a.gae.lambda;
+  }
+  const klInReward = a.kl.placement === "reward" && a.kl.beta > 0
+    ? { coef: a.kl.beta, penalty: a.kl.estimator as KlPenalty }
+    : null;
+  return { key: a.estimator, options, klInReward };
+}
+
+/**
+ * The token-sampler parameters of `rollout.sampler`.
+ *
+ * @example Usage
+ * ```ts
+ * import { defaultConfig, samplingParams, validateConfig } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const p = samplingParams(await validateConfig(defaultConfig()));
+ * assert.equal(p.temperature, 1);
+ * ```
+ */
+export function samplingParams(config: Config): SamplingParams {
+  const s = config.rollout.sampler;
+  return { temperature: s.temperature, topP: s.topP, topK: s.topK, minP: s.minP };
+}

@@ -1,0 +1,287 @@
+/**
+ * The training config schema (zod): seven sections (`model`, `task`, `rollout`, `algorithm`,
+ * `optimizer`, `trainer`, `output`), every object strict, registry keys checked against the live
+ * registries of `@rlvr/advantage` and `@rlvr/objectives`, then cross-field rules and trial calls
+ * of the registries (see `checks.ts`).
+ *
+ * Design decisions:
+ * - Every field is required here; defaults live in one plain object (`defaults.ts`) merged
+ *   under the recipe, so the resolved config written to `config.yaml` is complete and the
+ *   schema stays a description of what is *allowed*, not of what is assumed.
+ * - Registry keys are validated with a refinement that reads the registry when the config is
+ *   validated, so an estimator or loss registered by a plugin before loading is accepted.
+ * - `null` is a value, not "delete": it means "off" where a field documents it (`clip.dual`,
+ *   `optimizer.gradClip`) and "absent" for the optional sections (`model.lora`,
+ *   `algorithm.gae`, `algorithm.value`), so `--set model.lora=null` removes a section.
+ * - Cross-field rules run only once every field has the right type (zod skips object
+ *   refinements after a field error), so one run can report a wrong type and, after the fix,
+ *   a rule violation.
+ *
+ * @module
+ */
+
+import { estimatorNames } from "@rlvr/advantage";
+import { aggregationNames, klEstimatorNames, policyLossNames } from "@rlvr/objectives";
+import { DEVICE_CHOICES } from "@rlvr/tensor";
+import { z } from "zod";
+import { int } from "./_zod.ts";
+import { crossFieldProblems, registryProblems } from "./checks.ts";
+import { ConfigError, type ConfigProblem, type Provenance, showValue, sourceOf } from "./errors.ts";
+import { closest, describeIssues } from "./issues.ts";
+import { builtinTaskNames } from "./tasks.ts";
+import type { Config } from "./types.ts";
+
+export type { Config } from "./types.ts";
+
+/** Module names of Llama/Qwen2-family blocks that LoRA adapters can target (HF names). */
+export const LORA_TARGETS: readonly string[] = Object.freeze([
+  "q_proj",
+  "k_proj",
+  "v_proj",
+  "o_proj",
+  "gate_proj",
+  "up_proj",
+  "down_proj",
+]);
+
+/** The built-in model checkpoints (`builtin:<name>`); anything else is a path. */
+export const BUILTIN_MODELS: readonly string[] = Object.freeze(["builtin:tiny"]);
+
+function registryKey(kind: string, names: () => readonly string[]): z.ZodString {
+  return z.string().superRefine((value, ctx) => {
+    const allowed = names();
+    if (allowed.includes(value)) return;
+    const near = closest(value, allowed);
+    ctx.addIssue({
+      code: "custom",
+      input: value,
+      message: `${showValue(value)} is not a known ${kind}; use one of ${allowed.join(", ")}${
+        near === undefined ? "" : ` (closest: ${near})`
+      }`,
+    });
+  });
+}
+
+const checkpoint = z.string().min(1).superRefine((value, ctx) => {
+  if (value.startsWith("builtin:") && !BUILTIN_MODELS.includes(value)) {
+    ctx.addIssue({
+      code: "custom",
+      input: value,
+      message: `${showValue(value)} is not a built-in model; use one of ${
+        BUILTIN_MODELS.join(", ")
+      } or a path to a Hugging Face checkpoint directory`,
+    });
+  }
+});
+
+const model = z.strictObject({
+  checkpoint,
+  valueHead: z.boolean(),
+  lora: z.strictObject({
+    rank: int().min(1),
+    alpha: z.number().gt(0),
+    targetModules: z.array(z.enum(LORA_TARGETS as [string, ...string[]])).min(1),
+  }).nullable().optional(),
+});
+
+const data = z.strictObject({
+  path: z.string().min(1),
+  format: z.enum(["jsonl", "parquet"]),
+  promptField: z.string().min(1),
+  answerField: z.string().min(1),
+  template: z.string().min(1).nullable().optional(),
+  testFraction: z.number().gt(0).lt(1).default(0.1),
+});
+
+const task = z.strictObject({
+  name: registryKey("built-in task", builtinTaskNames).optional(),
+  options: z.record(z.string(), z.unknown()).optional(),
+  data: data.optional(),
+  trainProblems: int().min(1).nullable().optional(),
+  formatWeight: z.number().min(0),
+});
+
+const rollout = z.strictObject({
+  batchSize: int().min(1),
+  groupSize: int().min(1),
+  maxNewTokens: int().min(1),
+  sampler: z.strictObject({
+    temperature: z.number().min(0),
+    topP: z.number().gt(0).max(1),
+    topK: int().min(-1),
+    minP: z.number().min(0).max(1),
+  }),
+  dynamicSampling: z.strictObject({
+    enabled: z.boolean(),
+    maxRetries: int().min(0),
+  }),
+});
+
+const algorithm = z.strictObject({
+  estimator: registryKey("estimator", estimatorNames),
+  estimatorOptions: z.record(z.string(), z.unknown()),
+  loss: registryKey("policy loss", policyLossNames),
+  lossOptions: z.record(z.string(), z.unknown()),
+  aggregation: registryKey("aggregation", aggregationNames),
+  clip: z.strictObject({
+    low: z.number().min(0).max(1),
+    high: z.number().min(0),
+    dual: z.number().gt(1).nullable(),
+  }),
+  kl: z.strictObject({
+    beta: z.number().min(0),
+    estimator: registryKey("KL estimator", klEstimatorNames),
+    placement: z.enum(["loss", "reward"]),
+  }),
+  entropyCoef: z.number(),
+  ppoEpochs: int().min(1),
+  microBatchSize: int().min(1),
+  gae: z.strictObject({
+    gamma: z.number().min(0).max(1),
+    lambda: z.number().min(0).max(1),
+  }).nullable().optional(),
+  value: z.strictObject({
+    coef: z.number().gt(0),
+    clipRange: z.number().gt(0),
+  }).nullable().optional(),
+  overlong: z.strictObject({
+    enabled: z.boolean(),
+    buffer: int().min(0),
+    penalty: z.number().min(0),
+  }),
+});
+
+const optimizer = z.strictObject({
+  lr: z.number().gt(0),
+  betas: z.tuple([z.number().min(0).lt(1), z.number().min(0).lt(1)]),
+  weightDecay: z.number().min(0),
+  warmupSteps: int().min(0),
+  schedule: z.enum(["constant", "cosine", "linear"]),
+  gradClip: z.number().gt(0).nullable(),
+});
+
+const trainer = z.strictObject({
+  steps: int().min(1),
+  seed: int().min(0),
+  device: z.enum(DEVICE_CHOICES as unknown as ["auto", "webgpu", "cpu"]),
+  evalEvery: int().min(0),
+  evalProblems: int().min(0),
+  evalSamples: int().min(1),
+  evalK: int().min(1),
+  saveEvery: int().min(0),
+  samplesEvery: int().min(0),
+  samplesCount: int().min(1),
+});
+
+const output = z.strictObject({
+  dir: z.string().min(1),
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, {
+    error: "use letters, digits, '.', '_' and '-' (a single directory name)",
+  }).optional(),
+});
+
+const sections = z.strictObject({ model, task, rollout, algorithm, optimizer, trainer, output });
+
+// Compile-time check that the schema produces exactly the hand-written Config type.
+type Output = z.output<typeof sections>;
+const _schemaMatchesConfig: [Output] extends [Config] ? ([Config] extends [Output] ? true : false)
+  : false = true;
+
+function unwrap(schema: z.ZodType): z.ZodType {
+  let s = schema;
+  for (;;) {
+    if (s instanceof z.ZodOptional || s instanceof z.ZodNullable || s instanceof z.ZodDefault) {
+      s = s.unwrap() as z.ZodType;
+    } else return s;
+  }
+}
+
+/**
+ * The keys of the config section at a dotted path (`""` for the top level), or `[]` when the
+ * path is not a section.
+ *
+ * @example Usage
+ * ```ts
+ * import { sectionKeys } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(sectionKeys("algorithm.clip"), ["low", "high", "dual"]);
+ * assert.deepEqual(sectionKeys("optimizer.lr"), []);
+ * ```
+ */
+export function sectionKeys(path: string): string[] {
+  let s: z.ZodType = sections;
+  for (const part of path === "" ? [] : path.split(".")) {
+    const inner = unwrap(s);
+    if (!(inner instanceof z.ZodObject)) return [];
+    const next = (inner.shape as Record<string, z.ZodType>)[part];
+    if (next === undefined) return [];
+    s = next;
+  }
+  const inner = unwrap(s);
+  return inner instanceof z.ZodObject ? Object.keys(inner.shape) : [];
+}
+
+/**
+ * Every dotted key of the schema (sections and leaves), e.g. `optimizer.lr`.
+ *
+ * @example Usage
+ * ```ts
+ * import { schemaKeys } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * assert.ok(schemaKeys().includes("optimizer.lr"));
+ * assert.ok(schemaKeys().includes("rollout.sampler.topP"));
+ * ```
+ */
+export function schemaKeys(): string[] {
+  const out: string[] = [];
+  const walk = (prefix: string) => {
+    for (const key of sectionKeys(prefix)) {
+      const path = prefix === "" ? key : `${prefix}.${key}`;
+      out.push(path);
+      walk(path);
+    }
+  };
+  walk("");
+  return out;
+}
+
+/**
+ * Validates an assembled config: schema, then cross-field rules, then trial calls of the
+ * registries. Rejects with a {@link ConfigError} listing every problem found in the first failing
+ * stage; returns the config with `task.data.testFraction` filled in when `task.data` is set.
+ *
+ * @example Usage
+ * ```ts
+ * import { ConfigError, defaultConfig, validateConfig } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const config = await validateConfig(defaultConfig());
+ * assert.equal(config.algorithm.estimator, "grpo");
+ * const bad = { ...defaultConfig(), optimizer: { ...defaultConfig().optimizer, lr: -1 } };
+ * await assert.rejects(validateConfig(bad), (e: unknown) =>
+ *   e instanceof ConfigError && e.problems[0]!.path === "optimizer.lr");
+ * ```
+ */
+export async function validateConfig(
+  raw: unknown,
+  provenance: Provenance = new Map(),
+): Promise<Config> {
+  const ctx = {
+    provenance,
+    knownKeys: (path: string) => sectionKeys(path),
+    allKeys: schemaKeys(),
+  };
+  const parsed = sections.safeParse(raw, { reportInput: true });
+  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues, ctx));
+  const config = parsed.data;
+  const withSources = (problems: ConfigProblem[]) =>
+    problems.map((p) => {
+      if (p.source !== undefined) return p;
+      const source = sourceOf(provenance, p.path);
+      return source === undefined ? p : { ...p, source };
+    });
+  const cross = withSources(crossFieldProblems(config, ctx));
+  if (cross.length > 0) throw new ConfigError(cross);
+  const registry = withSources(await registryProblems(config, ctx));
+  if (registry.length > 0) throw new ConfigError(registry);
+  return config;
+}

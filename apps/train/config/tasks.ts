@@ -1,0 +1,138 @@
+/**
+ * The built-in procedural tasks a config can name (`task.name`), each with a strict schema of
+ * its options and a constructor from `@rlvr/rewards`.
+ *
+ * Design decisions: the task generators check the *ranges* of their options but ignore option
+ * names they do not know, so a misspelt knob (`maxNumbr`) would silently fall back to a
+ * default. The option *names* and *types* are therefore checked here with strict zod objects
+ * mirroring each generator's options interface, and the ranges by actually constructing the
+ * task (the generator's own message, which names the field and the allowed range, is shown).
+ * `@rlvr/rewards` is imported lazily, when a task is built, because it is the slowest package
+ * to load and a config that fails its schema should fail before loading it.
+ *
+ * @module
+ */
+
+import type {
+  ArithmeticOptions,
+  CountdownOptions,
+  KnightsOptions,
+  ShortestPathOptions,
+  SudokuOptions,
+  Task,
+} from "@rlvr/rewards";
+import { z } from "zod";
+import { int } from "./_zod.ts";
+
+// `@rlvr/rewards` (math verifier, code sandbox, CAS) takes most of the start-up time of
+// `deno task train`; it is imported when a task is built, so a config that fails its schema
+// fails before it is loaded.
+const rewards = () => import("@rlvr/rewards");
+
+const knob = z.union([int(), z.tuple([int(), int()])], {
+  error: "use an integer or an inclusive [min, max] range of integers",
+});
+const operators = z.array(z.enum(["+", "-", "*", "/"])).min(1);
+
+/** A built-in task: its option schema and how to build it (internal: exposes zod types). */
+export interface BuiltinTask {
+  /** Strict schema of the options (every option optional; the generator has defaults). */
+  readonly options: z.ZodType<Record<string, unknown>>;
+  /** Builds the task; rejects with the generator's message on an out-of-range option. */
+  build(options: Record<string, unknown>): Promise<Task>;
+  /** One line for `--help` and the README. */
+  readonly description: string;
+}
+
+// The casts below hand zod-checked plain data to the generators, whose option types are
+// structurally what the schemas accept.
+const TASKS: Record<string, BuiltinTask> = {
+  arithmetic: {
+    options: z.strictObject({
+      digits: knob.optional(),
+      operators: operators.optional(),
+      chainLength: knob.optional(),
+      parentheses: z.boolean().optional(),
+    }),
+    build: async (o) => (await rewards()).arithmeticTask(o as ArithmeticOptions) as unknown as Task,
+    description: "integer arithmetic expressions (digits, operators, chainLength, parentheses)",
+  },
+  countdown: {
+    options: z.strictObject({
+      count: knob.optional(),
+      maxNumber: int().optional(),
+      minTarget: int().optional(),
+      maxTarget: int().optional(),
+      operators: operators.optional(),
+      useAll: z.boolean().optional(),
+    }),
+    build: async (o) => (await rewards()).countdownTask(o as CountdownOptions) as unknown as Task,
+    description:
+      "reach a target with + - * / over given numbers (count, maxNumber, minTarget, maxTarget, operators, useAll)",
+  },
+  knights_knaves: {
+    options: z.strictObject({ people: knob.optional(), compound: z.number().optional() }),
+    build: async (o) => (await rewards()).knightsKnavesTask(o as KnightsOptions) as unknown as Task,
+    description: "knights and knaves logic puzzles (people, compound)",
+  },
+  sudoku4: {
+    options: z.strictObject({ holes: knob.optional() }),
+    build: async (o) => (await rewards()).sudokuTask(o as SudokuOptions) as unknown as Task,
+    description: "4x4 sudoku (holes)",
+  },
+  shortest_path: {
+    options: z.strictObject({
+      nodes: knob.optional(),
+      density: z.number().optional(),
+      maxWeight: int().optional(),
+    }),
+    build: async (o) =>
+      (await rewards()).shortestPathTask(o as ShortestPathOptions) as unknown as Task,
+    description: "shortest path length in a small weighted graph (nodes, density, maxWeight)",
+  },
+};
+
+/**
+ * The names of the built-in tasks, sorted.
+ *
+ * @example Usage
+ * ```ts
+ * import { builtinTaskNames } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * assert.ok(builtinTaskNames().includes("countdown"));
+ * ```
+ */
+export function builtinTaskNames(): string[] {
+  return Object.keys(TASKS).sort();
+}
+
+/**
+ * The one-line description of a built-in task (its options in parentheses), or undefined.
+ *
+ * @example Usage
+ * ```ts
+ * import { builtinTaskDescription } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * assert.match(builtinTaskDescription("sudoku4")!, /holes/);
+ * ```
+ */
+export function builtinTaskDescription(name: string): string | undefined {
+  return builtinTask(name)?.description;
+}
+
+/**
+ * The built-in task called `name`, or undefined (internal: its schema is a zod type).
+ *
+ * @example Usage
+ * ```ts
+ * import { builtinTask } from "./tasks.ts";
+ * import assert from "node:assert/strict";
+ * const countdown = builtinTask("countdown")!;
+ * assert.equal((await countdown.build({ count: 3 })).name, "countdown");
+ * assert.equal(countdown.options.safeParse({ cnt: 3 }).success, false); // unknown option
+ * assert.equal(builtinTask("chess"), undefined);
+ * ```
+ */
+export function builtinTask(name: string): BuiltinTask | undefined {
+  return Object.hasOwn(TASKS, name) ? TASKS[name] : undefined;
+}

@@ -1,0 +1,187 @@
+/**
+ * The types of a validated training config, written out by hand (not inferred from the zod
+ * schema) so the public API documents every field and does not expose zod's types; `schema.ts`
+ * is checked against them at compile time.
+ *
+ * Conventions: every field is required in a resolved config unless marked optional; `null`
+ * means "off" where a field says so; the allowed values are those the schema enforces.
+ *
+ * @module
+ */
+
+/** LoRA adapters (`model.lora`). */
+export interface LoraConfig {
+  /** Adapter rank r (integer >= 1). */
+  rank: number;
+  /** Scale α (> 0); the update is scaled by α / r. */
+  alpha: number;
+  /** Module names to adapt (`q_proj`, `v_proj`, ... see `LORA_TARGETS`). */
+  targetModules: string[];
+}
+
+/** `model`: what is trained. */
+export interface ModelSection {
+  /** `builtin:tiny` or a path to a Hugging Face checkpoint directory. */
+  checkpoint: string;
+  /** Train a value head (a critic) on the policy; required by estimator `gae` (PPO). */
+  valueHead: boolean;
+  /** LoRA adapters instead of full fine-tuning; absent or null = full fine-tuning. */
+  lora?: LoraConfig | null | undefined;
+}
+
+/** `task.data`: a dataset file instead of a built-in task. */
+export interface DataSection {
+  /** Path of a `.jsonl` or `.parquet` file, relative to the working directory. */
+  path: string;
+  /** File format. */
+  format: "jsonl" | "parquet";
+  /** Field holding the prompt (dotted paths allowed). */
+  promptField: string;
+  /** Field holding the reference answer. */
+  answerField: string;
+  /** A `{{field}}` prompt template; absent or null = the prompt field as it is. */
+  template?: string | null | undefined;
+  /** Fraction of rows held out for evaluation by a stable hash of the prompt (in (0, 1); default 0.1). */
+  testFraction: number;
+}
+
+/** `task`: the problems and the reward. */
+export interface TaskSection {
+  /** A built-in task (`arithmetic`, `countdown`, `knights_knaves`, `sudoku4`, `shortest_path`). */
+  name?: string | undefined;
+  /** The built-in task's options (checked by the task). */
+  options?: Record<string, unknown> | undefined;
+  /** A dataset instead of `name`. */
+  data?: DataSection | undefined;
+  /** Distinct training problems (1 for 1-shot RLVR); absent or null = a fresh stream. */
+  trainProblems?: number | null | undefined;
+  /** Weight of the `<think>/<answer>` format reward added to the task reward (>= 0). */
+  formatWeight: number;
+}
+
+/** `rollout.sampler`: token sampling. */
+export interface SamplerSection {
+  /** Temperature (>= 0; 0 = greedy). */
+  temperature: number;
+  /** Nucleus mass in (0, 1] (1 = off). */
+  topP: number;
+  /** Top-k (0 or -1 = off). */
+  topK: number;
+  /** Min-p in [0, 1] (0 = off). */
+  minP: number;
+}
+
+/** `rollout`: what is sampled per step. */
+export interface RolloutSection {
+  /** Responses per step (integer >= 1). */
+  batchSize: number;
+  /** Responses per prompt; must divide `batchSize`. */
+  groupSize: number;
+  /** Generation limit in tokens. */
+  maxNewTokens: number;
+  /** Token sampler parameters. */
+  sampler: SamplerSection;
+  /** DAPO dynamic sampling: drop groups with equal rewards and sample more. */
+  dynamicSampling: {
+    /** On or off. */
+    enabled: boolean;
+    /** Extra sampling rounds allowed per step to fill the batch. */
+    maxRetries: number;
+  };
+}
+
+/** `algorithm`: estimator, loss and their settings. */
+export interface AlgorithmSection {
+  /** Advantage estimator key of `@rlvr/advantage` (`estimatorNames()`). */
+  estimator: string;
+  /** Extra estimator settings (checked by the estimator registry). */
+  estimatorOptions: Record<string, unknown>;
+  /** Policy-loss key of `@rlvr/objectives` (`policyLossNames()`). */
+  loss: string;
+  /** Extra policy-loss options (checked by the loss). */
+  lossOptions: Record<string, unknown>;
+  /** Aggregation key of `@rlvr/objectives` (`aggregationNames()`). */
+  aggregation: string;
+  /** Clip ranges: ratio bounds `1 - low` and `1 + high`; `dual` > 1 or null (off). */
+  clip: { low: number; high: number; dual: number | null };
+  /** KL to the reference: coefficient, estimator key, and whether it is in the loss or the reward. */
+  kl: { beta: number; estimator: string; placement: "loss" | "reward" };
+  /** Entropy bonus coefficient (the loss gets `- entropyCoef · H`). */
+  entropyCoef: number;
+  /** Passes over each batch. */
+  ppoEpochs: number;
+  /** Responses per forward/backward pass; must divide `rollout.batchSize`. */
+  microBatchSize: number;
+  /** GAE discount and λ, for estimator `gae` only. */
+  gae?: { gamma: number; lambda: number } | null | undefined;
+  /** Value-loss coefficient and clip range, for estimator `gae` only. */
+  value?: { coef: number; clipRange: number } | null | undefined;
+  /** DAPO overlong shaping: penalty up to `penalty` over the last `buffer` tokens. */
+  overlong: { enabled: boolean; buffer: number; penalty: number };
+}
+
+/** `optimizer`: AdamW and the schedule. */
+export interface OptimizerSection {
+  /** Peak learning rate (> 0). */
+  lr: number;
+  /** Adam β1, β2 in [0, 1). */
+  betas: [number, number];
+  /** Decoupled weight decay (>= 0). */
+  weightDecay: number;
+  /** Linear warm-up steps. */
+  warmupSteps: number;
+  /** Schedule after warm-up. */
+  schedule: "constant" | "cosine" | "linear";
+  /** Gradient-norm clip (> 0) or null (off). */
+  gradClip: number | null;
+}
+
+/** `trainer`: the loop. */
+export interface TrainerSection {
+  /** Training steps. */
+  steps: number;
+  /** Seed of everything random. */
+  seed: number;
+  /** `auto`, `cpu` or `webgpu`. */
+  device: "auto" | "webgpu" | "cpu";
+  /** Evaluate every N steps (0 = off). */
+  evalEvery: number;
+  /** Held-out problems per evaluation. */
+  evalProblems: number;
+  /** Samples per held-out problem (n of pass@k). */
+  evalSamples: number;
+  /** k of pass@k (<= evalSamples). */
+  evalK: number;
+  /** Checkpoint every N steps (0 = off). */
+  saveEvery: number;
+  /** Log samples every N steps (0 = off). */
+  samplesEvery: number;
+  /** Samples logged each time (<= batchSize). */
+  samplesCount: number;
+}
+
+/** `output`: where the run directory goes. */
+export interface OutputSection {
+  /** Directory the run directory is created in (default `runs`). */
+  dir: string;
+  /** Run directory name (default: the recipe's file name). */
+  name?: string | undefined;
+}
+
+/** A validated, fully resolved training config. */
+export interface Config {
+  /** The model. */
+  model: ModelSection;
+  /** The task. */
+  task: TaskSection;
+  /** Sampling. */
+  rollout: RolloutSection;
+  /** The RL algorithm. */
+  algorithm: AlgorithmSection;
+  /** The optimizer. */
+  optimizer: OptimizerSection;
+  /** The loop. */
+  trainer: TrainerSection;
+  /** The output. */
+  output: OutputSection;
+}

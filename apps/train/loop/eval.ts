@@ -1,0 +1,138 @@
+/**
+ * Held-out evaluation: `n` sampled completions per problem, scored by the task's verifier,
+ * summarised as the unbiased pass@1 and pass@k of `@rlvr/sampling`.
+ *
+ * Design decision: the draws are keyed by a fixed evaluation step ({@link EVAL_DRAW_STEP}) and
+ * `problem · n + sample`, not by the training step, so the evaluation before and after training
+ * draws with the same random numbers and the difference measures the policy, not the noise.
+ *
+ * @module
+ */
+
+import { type CausalLM, generate, type SamplingParams, type Tokenizer } from "@rlvr/policy";
+import type { Task, TaskRow } from "@rlvr/rewards";
+import { passAtK } from "@rlvr/sampling";
+import { completionReward, promptText } from "../demo/format.ts";
+
+/** The `step` part of every evaluation draw key (outside the training steps' range). */
+export const EVAL_DRAW_STEP = 0xfffffff0;
+
+/** Options of {@link evaluate}. */
+export interface EvaluateOptions {
+  /** Samples per problem (n). */
+  samples: number;
+  /** The k of pass@k (<= samples). */
+  k: number;
+  /** Sampler seed. */
+  seed: number;
+  /** Sampling parameters (the training sampler's, so pass@1 is the policy being trained). */
+  sampling: SamplingParams;
+  /** Generation limit. */
+  maxNewTokens: number;
+  /** Completions generated per `generate` call (default 256). */
+  batch?: number;
+}
+
+/** What {@link evaluate} returns. */
+export interface EvalResult {
+  /** Mean over problems of the unbiased pass@1. */
+  passAt1: number;
+  /** Mean over problems of the unbiased pass@k. */
+  passAtK: number;
+  /** k. */
+  k: number;
+  /** n. */
+  n: number;
+  /** Problems evaluated. */
+  problems: number;
+  /** Mean completion length in tokens. */
+  meanLength: number;
+  /** Seconds taken. */
+  seconds: number;
+}
+
+/**
+ * The token ids of a row's prompt: BOS (when the tokenizer has one) then the prompt text.
+ *
+ * @example Usage
+ * ```ts
+ * import { promptIds, tinyTokenizer } from "@rlvr/train";
+ * import { arithmeticTask } from "@rlvr/rewards";
+ * import assert from "node:assert/strict";
+ * const tok = tinyTokenizer();
+ * const ids = promptIds(tok, arithmeticTask({ digits: 1, chainLength: 1 }).row(0, 0));
+ * assert.equal(ids[0], tok.bosTokenId);
+ * ```
+ */
+export function promptIds(tokenizer: Tokenizer, row: TaskRow): number[] {
+  const ids = tokenizer.encode(promptText(row), { addSpecialTokens: false });
+  return tokenizer.bosTokenId !== null ? [tokenizer.bosTokenId, ...ids] : ids;
+}
+
+/**
+ * Samples `samples` completions for every row and reports pass@1 and pass@k.
+ *
+ * @example Usage
+ * ```ts
+ * import { evaluate, heldOutProblems, loadPolicy } from "@rlvr/train";
+ * import { arithmeticTask } from "@rlvr/rewards";
+ * import assert from "node:assert/strict";
+ * const task = arithmeticTask({ digits: 1, chainLength: 1 });
+ * const { model, tokenizer } = await loadPolicy("builtin:tiny");
+ * const r = await evaluate(model, tokenizer, task, heldOutProblems(task, 4), {
+ *   samples: 2, k: 2, seed: 0, sampling: { temperature: 1 }, maxNewTokens: 4,
+ * });
+ * assert.ok(r.passAt1 >= 0 && r.passAt1 <= r.passAtK && r.passAtK <= 1);
+ * model.dispose();
+ * ```
+ */
+export async function evaluate<R extends TaskRow>(
+  model: CausalLM,
+  tokenizer: Tokenizer,
+  task: Task<R>,
+  rows: readonly R[],
+  opts: EvaluateOptions,
+): Promise<EvalResult> {
+  const { samples: n, k } = opts;
+  if (!Number.isInteger(n) || n < 1 || !Number.isInteger(k) || k < 1 || k > n) {
+    throw new RangeError(
+      `evaluate: need integers 1 <= k <= samples, got samples ${n}, k ${k}; ` +
+        `set trainer.evalK <= trainer.evalSamples`,
+    );
+  }
+  const started = performance.now();
+  const jobs: { row: number; prompt: number[]; id: number }[] = [];
+  rows.forEach((row, p) => {
+    const prompt = promptIds(tokenizer, row);
+    for (let s = 0; s < n; s++) jobs.push({ row: p, prompt, id: p * n + s });
+  });
+  const correct = new Array<number>(rows.length).fill(0);
+  let tokens = 0;
+  const batch = opts.batch ?? 256;
+  for (let i = 0; i < jobs.length; i += batch) {
+    const part = jobs.slice(i, i + batch);
+    const { sequences } = await generate(model, part.map((j) => j.prompt), {
+      maxNewTokens: opts.maxNewTokens,
+      sampler: { ...opts.sampling, seed: opts.seed },
+      step: EVAL_DRAW_STEP,
+      sequenceIds: part.map((j) => j.id),
+      tokenizer,
+    });
+    sequences.forEach((seq, j) => {
+      const job = part[j]!;
+      tokens += seq.tokens.length;
+      correct[job.row]! += completionReward(task, rows[job.row]!, seq.text ?? "");
+    });
+  }
+  const mean = (f: (c: number) => number) =>
+    correct.reduce((a, c) => a + f(c), 0) / Math.max(1, rows.length);
+  return {
+    passAt1: mean((c) => passAtK(n, c, 1)),
+    passAtK: mean((c) => passAtK(n, c, k)),
+    k,
+    n,
+    problems: rows.length,
+    meanLength: tokens / Math.max(1, jobs.length),
+    seconds: (performance.now() - started) / 1000,
+  };
+}

@@ -1,0 +1,377 @@
+/**
+ * The training run behind `deno task train`: builds everything a config names, evaluates the
+ * held-out set before training, runs the steps (rollout → update → metrics), evaluates,
+ * samples and checkpoints at the configured intervals, and finishes with `report.html` and a
+ * summary that prints held-out pass@1 and pass@k before and after.
+ *
+ * Design decisions:
+ * - **Resume is exact** (same seed, CPU): a checkpoint holds the weights, the optimizer's
+ *   moments bit for bit, the seed and the data position; draws are keyed by
+ *   `(seed, step, sequence, position)` and the learning rate is a function of the step, so the
+ *   steps after a resume compute what an uninterrupted run computes. The run directory is
+ *   truncated to the checkpoint's step first (`RunDir.resume`).
+ * - **Ctrl-C** (SIGINT) finishes the current step, writes a checkpoint and exits 130; a second
+ *   Ctrl-C is left to Deno (immediate exit), so a stuck run can still be killed.
+ * - **No reference model unless `algorithm.kl.beta > 0`**.
+ * - The timing metrics (`time/*`, `tokens_per_s`) are the only ones that differ between two
+ *   runs of the same config.
+ *
+ * @module
+ */
+
+import { basename, extname } from "node:path";
+import { attachValueHead, CausalLM, type Tokenizer } from "@rlvr/policy";
+import type { Task } from "@rlvr/rewards";
+import {
+  AdamW,
+  constantSchedule,
+  cosineSchedule,
+  linearDecay,
+  linearWarmup,
+  type LrFactor,
+  type Tensor,
+} from "@rlvr/tensor";
+import type { Config } from "../config/types.ts";
+import { configToYaml, type LoadedConfig } from "../config/load.ts";
+import { samplingParams } from "../config/mapping.ts";
+import { builtinTask } from "../config/tasks.ts";
+import { ProgressBar, summaryTable } from "../progress.ts";
+import { writeReport } from "../report/report.ts";
+import { runSummary } from "../report/summary.ts";
+import { RunDir } from "../run/run_dir.ts";
+import { type EvalResult, evaluate } from "./eval.ts";
+import { loadPolicy } from "./policy.ts";
+import { heldOutProblems, TrainStream } from "./problems.ts";
+import { collectRollout } from "./rollout.ts";
+import { loadTrainState, saveTrainState } from "./state.ts";
+import { trainStep } from "./trainer.ts";
+
+/** Options of {@link runTraining}. */
+export interface RunOptions {
+  /** Output lines (default console.log). */
+  log?: (line: string) => void;
+  /** Progress bar output (default: stdout, redrawn on a terminal). */
+  progress?: (text: string) => void;
+  /** Stop after this many steps of this process (a test's stand-in for Ctrl-C), saving a checkpoint. */
+  stopAfter?: number;
+  /** Handle SIGINT (default true). */
+  handleSignals?: boolean;
+  /** Write report.html (default true). */
+  report?: boolean;
+}
+
+/** What {@link runTraining} returns. */
+export interface RunResult {
+  /** The run directory. */
+  dir: string;
+  /** Steps completed (in total, including before a resume). */
+  step: number;
+  /** Whether it stopped early (Ctrl-C or `stopAfter`) after saving a checkpoint. */
+  interrupted: boolean;
+  /** The evaluation before training (null when resumed past it). */
+  before: EvalResult | null;
+  /** The last evaluation. */
+  after: EvalResult | null;
+}
+
+/** The learning-rate factor of `optimizer.schedule` at 0-based optimizer step `s`. */
+function lrFactor(config: Config): LrFactor {
+  const o = config.optimizer;
+  const total = Math.max(config.trainer.steps, o.warmupSteps);
+  switch (o.schedule) {
+    case "cosine":
+      return cosineSchedule({ warmupSteps: o.warmupSteps, totalSteps: total });
+    case "linear":
+      return linearDecay({ warmupSteps: o.warmupSteps, totalSteps: total });
+    default:
+      return o.warmupSteps > 0 ? linearWarmup(o.warmupSteps) : constantSchedule();
+  }
+}
+
+async function buildTask(config: Config): Promise<Task> {
+  if (config.task.name === undefined) {
+    throw new Error(
+      "train: task.data (a dataset file) is not wired into the training loop yet; use a built-in task.name",
+    );
+  }
+  const t = builtinTask(config.task.name);
+  if (t === undefined) throw new Error(`train: unknown task.name ${config.task.name}`);
+  return await t.build(config.task.options ?? {});
+}
+
+function pct(x: number): string {
+  return `${(100 * x).toFixed(1)}%`;
+}
+
+/**
+ * Runs (or resumes) the training run of a loaded config; see the module doc.
+ *
+ * @example Usage
+ * ```ts
+ * import { loadConfig, runTraining } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const out = await Deno.makeTempDir();
+ * const loaded = await loadConfig({
+ *   out, steps: "1",
+ *   set: ["rollout.batchSize=4", "rollout.groupSize=4", "algorithm.microBatchSize=4", "trainer.evalProblems=2",
+ *     "trainer.evalSamples=2", "trainer.evalK=2", "rollout.maxNewTokens=4"],
+ * });
+ * const r = await runTraining(loaded, { log: () => {}, progress: () => {}, report: false });
+ * assert.equal(r.step, 1);
+ * await Deno.remove(out, { recursive: true });
+ * ```
+ */
+export async function runTraining(
+  loaded: LoadedConfig,
+  options: RunOptions = {},
+): Promise<RunResult> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const { config } = loaded;
+  const t = config.trainer;
+  if (config.model.lora != null) {
+    throw new Error(
+      "train: model.lora is not wired into the training loop yet; remove model.lora (full fine-tuning)",
+    );
+  }
+  const task = await buildTask(config);
+
+  // The run directory: a new one, or the resumed one truncated to its latest checkpoint.
+  let run: RunDir;
+  let checkpointPath: string | null = null;
+  if (loaded.resume !== null) {
+    run = await RunDir.open(loaded.resume);
+    const info = await run.resume();
+    checkpointPath = info.checkpoint?.path ?? null;
+    log(
+      `resume: ${run.path} from ${
+        info.checkpoint === null
+          ? "the start (no complete checkpoint)"
+          : `step ${info.checkpoint.step}`
+      }`,
+    );
+  } else {
+    const name = config.output.name ??
+      (loaded.recipe !== null ? basename(loaded.recipe, extname(loaded.recipe)) : "run");
+    run = await RunDir.create(config.output.dir, name);
+    await run.writeConfig(configToYaml(config));
+  }
+  log(`run directory: ${run.path}`);
+
+  // The policy, its reference (β > 0 only), the optimizer; from the checkpoint when resuming.
+  const init = await loadPolicy(config.model.checkpoint);
+  const tokenizer: Tokenizer = init.tokenizer;
+  const beta = config.algorithm.kl.beta;
+  let model: CausalLM;
+  let ref: CausalLM | null = null;
+  let start = 0;
+  let dataPosition = 0;
+  let resumed: Awaited<ReturnType<typeof loadTrainState>> | null = null;
+  let headWeights: Map<string, Tensor> | undefined = init.extra.size > 0 ? init.extra : undefined;
+  if (checkpointPath !== null) {
+    resumed = await loadTrainState(checkpointPath);
+    model = CausalLM.fromParams(resumed.config, resumed.params);
+    start = resumed.state.step;
+    dataPosition = resumed.state.dataPosition;
+    headWeights = resumed.extra.size > 0 ? resumed.extra : undefined;
+    if (beta > 0) ref = init.model;
+    else init.model.dispose();
+  } else if (beta > 0) {
+    ref = init.model;
+    model = (await loadPolicy(config.model.checkpoint)).model;
+  } else {
+    model = init.model;
+  }
+  if (config.model.valueHead) {
+    attachValueHead(model, headWeights !== undefined ? { weights: headWeights } : { seed: t.seed });
+  }
+  const optimizer = new AdamW(model.parameters(), {
+    lr: config.optimizer.lr,
+    betas: config.optimizer.betas,
+    weightDecay: config.optimizer.weightDecay,
+  });
+  if (resumed !== null) optimizer.loadState(resumed.optimizer);
+  const factor = lrFactor(config);
+
+  const held = heldOutProblems(task, t.evalProblems);
+  const stream = new TrainStream(
+    task,
+    t.seed,
+    held,
+    config.task.trainProblems ?? null,
+    dataPosition,
+  );
+  const sampling = samplingParams(config);
+  const evalNow = () =>
+    evaluate(model, tokenizer, task, held, {
+      samples: t.evalSamples,
+      k: t.evalK,
+      seed: t.seed,
+      sampling,
+      maxNewTokens: config.rollout.maxNewTokens,
+    });
+  const evalRecord = (step: number, r: EvalResult) => ({
+    step,
+    "pass@1": r.passAt1,
+    "pass@k": r.passAtK,
+    k: r.k,
+    n: r.n,
+    problems: r.problems,
+    "response_length/mean": r.meanLength,
+    "time/eval_s": r.seconds,
+  });
+
+  let before: EvalResult | null = null;
+  let after: EvalResult | null = null;
+  if (start === 0) {
+    before = await evalNow();
+    after = before;
+    await run.appendEval(evalRecord(0, before));
+    log(
+      `held-out before training: pass@1 ${pct(before.passAt1)}, pass@${before.k} ${
+        pct(before.passAtK)
+      } (${before.problems} problems x ${before.n} samples, ${before.seconds.toFixed(1)} s)`,
+    );
+  }
+
+  let stop = false;
+  const onSigint = () => {
+    if (stop) Deno.exit(130);
+    stop = true;
+    log("\ntrain: Ctrl-C - finishing this step and saving a checkpoint (Ctrl-C again to quit now)");
+  };
+  const handle = options.handleSignals ?? true;
+  if (handle) Deno.addSignalListener("SIGINT", onSigint);
+
+  const save = async (step: number) => {
+    const dir = await run.beginCheckpoint(step);
+    await saveTrainState(dir, model, tokenizer, optimizer, {
+      step,
+      seed: t.seed,
+      dataPosition: stream.position,
+    });
+    await run.completeCheckpoint(step);
+  };
+
+  const progress = new ProgressBar({
+    total: t.steps,
+    start,
+    ...(options.progress !== undefined ? { write: options.progress, tty: false } : {}),
+  });
+  let step = start;
+  let interrupted = false;
+  let lastPass1 = before?.passAt1 ?? null;
+  try {
+    while (step < t.steps) {
+      step++;
+      const lr = config.optimizer.lr * factor(step - 1);
+      optimizer.lr = lr;
+      const r = await collectRollout(model, tokenizer, task, stream, {
+        step,
+        seed: t.seed,
+        batchSize: config.rollout.batchSize,
+        groupSize: config.rollout.groupSize,
+        maxNewTokens: config.rollout.maxNewTokens,
+        sampling,
+        dynamicRetries: config.rollout.dynamicSampling.enabled
+          ? config.rollout.dynamicSampling.maxRetries
+          : null,
+        overlong: config.algorithm.overlong.enabled
+          ? { buffer: config.algorithm.overlong.buffer, penalty: config.algorithm.overlong.penalty }
+          : null,
+      });
+      const trainStarted = performance.now();
+      const u = await trainStep({ config, model, ref, optimizer }, r.items);
+      const trainS = (performance.now() - trainStarted) / 1000;
+      const rewards = r.items.map((it) => it.reward);
+      const n = Math.max(1, rewards.length);
+      const mean = rewards.reduce((x, y) => x + y, 0) / n;
+      const record = {
+        step,
+        "reward/mean": rewards.length > 0 ? mean : null,
+        "reward/std": rewards.length > 0
+          ? Math.sqrt(rewards.reduce((x, y) => x + (y - mean) ** 2, 0) / n)
+          : null,
+        "accuracy/mean": rewards.length > 0
+          ? r.items.reduce((x, it) => x + it.correct, 0) / n
+          : null,
+        frac_zero_std_groups: r.fracZeroStdGroups,
+        "response_length/mean": rewards.length > 0
+          ? r.items.reduce((x, it) => x + it.completionIds.length, 0) / n
+          : null,
+        entropy: u.entropy,
+        kl: u.kl,
+        "clip_frac/low": u.clipFracLow,
+        "clip_frac/high": u.clipFracHigh,
+        grad_norm: u.gradNorm,
+        lr,
+        pg_loss: u.pgLoss,
+        vf_loss: u.vfLoss,
+        sampler_logprob_diff: u.samplerLogprobDiff,
+        "batch/responses": r.items.length,
+        "rollout/rounds": r.rounds,
+        skipped_steps: u.skippedSteps,
+        tokens_per_s: r.generatedTokens / Math.max(1e-9, r.seconds + trainS),
+        "time/rollout_s": r.seconds,
+        "time/train_s": trainS,
+      };
+      await run.appendMetrics(record);
+      if (t.samplesEvery > 0 && (step % t.samplesEvery === 0 || step === 1)) {
+        for (const it of r.items.slice(0, t.samplesCount)) {
+          await run.appendSample({
+            step,
+            prompt: it.prompt,
+            completion: it.text,
+            reward: it.reward,
+            answer: it.row.answer,
+          });
+        }
+      }
+      if ((t.evalEvery > 0 && step % t.evalEvery === 0) || step === t.steps) {
+        after = await evalNow();
+        lastPass1 = after.passAt1;
+        await run.appendEval(evalRecord(step, after));
+      }
+      const stopping = stop ||
+        (options.stopAfter !== undefined && step - start >= options.stopAfter);
+      if ((t.saveEvery > 0 && step % t.saveEvery === 0) || step === t.steps || stopping) {
+        await save(step);
+      }
+      progress.update(step, {
+        reward: record["reward/mean"],
+        pass1: lastPass1,
+        tokensPerS: record.tokens_per_s,
+      });
+      if (stopping && step < t.steps) {
+        interrupted = true;
+        break;
+      }
+    }
+    progress.finish({ pass1: lastPass1 });
+  } finally {
+    if (handle) Deno.removeSignalListener("SIGINT", onSigint);
+    await run.close();
+    optimizer.dispose();
+    model.dispose();
+    ref?.dispose();
+  }
+  if (options.report ?? true) {
+    const path = await writeReport(run.path);
+    log(`report: ${path}`);
+  }
+  const metrics = await run.readMetrics();
+  const evals = await run.readEval();
+  log(summaryTable(runSummary(metrics, evals) as unknown as Record<string, unknown>[]));
+  const first = evals.find((e) => e.step === 0);
+  const last = evals.at(-1);
+  if (first !== undefined && last !== undefined) {
+    log(
+      `held-out pass@1: ${pct(first["pass@1"])} -> ${pct(last["pass@1"])} (${
+        ((last["pass@1"] - first["pass@1"]) * 100).toFixed(1)
+      } points); pass@${last.k}: ${pct(first["pass@k"])} -> ${
+        pct(last["pass@k"])
+      } (step ${first.step} -> ${last.step}, ${last.problems} problems x ${last.n} samples)`,
+    );
+  }
+  if (interrupted) log(`train: stopped at step ${step}; continue with --resume ${run.path}`);
+  return { dir: run.path, step, interrupted, before, after };
+}

@@ -1,0 +1,286 @@
+/**
+ * A run directory, `runs/<name>/`:
+ *
+ * ```
+ * config.yaml         the fully resolved config (atomic write)
+ * metrics.jsonl       one record per step          (append-only, one flushed line each)
+ * eval.jsonl          one record per evaluation
+ * samples.jsonl       sampled completions at intervals
+ * checkpoints/step-N/ checkpoint files, then COMPLETE
+ * report.html         written by the report
+ * ```
+ *
+ * Design decisions: the step convention is that checkpoint `step-N` holds the state after step
+ * N, and every record of step <= N was written before it, so resuming from `step-N` keeps the
+ * records with step <= N and drops the rest, including what was logged after the checkpoint
+ * and a line cut by the crash; the resumed run then re-logs steps N+1, ... and, when
+ * training is deterministic, the files end up identical to an uninterrupted run. Appends
+ * check that steps never go backwards in `metrics.jsonl`, so a resume that forgot to
+ * truncate fails instead of writing a duplicate step.
+ *
+ * @module
+ */
+
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { writeFileAtomic } from "./atomic.ts";
+import {
+  beginCheckpoint,
+  type CheckpointInfo,
+  completeCheckpoint,
+  latestCompleteCheckpoint,
+  listCheckpoints,
+  removeIncomplete,
+} from "./checkpoints.ts";
+import { JsonlWriter, readJsonl, truncateJsonl } from "./jsonl.ts";
+import {
+  checkEvalRecord,
+  checkSampleRecord,
+  checkStepMetrics,
+  type EvalRecord,
+  type SampleRecord,
+  type StepMetrics,
+} from "./records.ts";
+
+/** The file names of a run directory. */
+export const RUN_FILES: Readonly<{
+  config: string;
+  metrics: string;
+  eval: string;
+  samples: string;
+  checkpoints: string;
+  report: string;
+}> = Object.freeze({
+  config: "config.yaml",
+  metrics: "metrics.jsonl",
+  eval: "eval.jsonl",
+  samples: "samples.jsonl",
+  checkpoints: "checkpoints",
+  report: "report.html",
+});
+
+/** The JSONL files of a run directory. */
+export type RunStream = "metrics" | "eval" | "samples";
+
+/** Options of {@link RunDir.create}. */
+export interface CreateOptions {
+  /**
+   * What to do when `root/name` exists and is not empty: `"suffix"` (default) picks
+   * `name-2`, `name-3`, ...; `"error"` throws.
+   */
+  ifExists?: "suffix" | "error";
+  /** fsync every JSONL line (default false). */
+  durable?: boolean;
+}
+
+/** What {@link RunDir.resume} did. */
+export interface ResumeInfo {
+  /** The checkpoint to load, or null to start from scratch (no complete checkpoint). */
+  checkpoint: CheckpointInfo | null;
+  /** Incomplete checkpoint steps that were deleted. */
+  removedCheckpoints: number[];
+  /** Records dropped per file (including a partial last line, counted separately). */
+  dropped: Record<RunStream, number>;
+  /** Files whose partial last line was removed. */
+  partialLines: RunStream[];
+}
+
+async function isEmptyDir(path: string): Promise<boolean> {
+  for await (const _ of Deno.readDir(path)) return false;
+  return true;
+}
+
+/**
+ * A run directory (see the module doc).
+ *
+ * @example Usage
+ * ```ts
+ * import { RunDir } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const root = await Deno.makeTempDir();
+ * const run = await RunDir.create(root, "demo");
+ * await run.writeConfig("trainer:\n  steps: 2\n");
+ * await run.appendEval({ step: 0, "pass@1": 0.25, "pass@k": 0.5, k: 4, n: 4 });
+ * assert.deepEqual((await run.readEval()).map((r) => r.step), [0]);
+ * await run.close();
+ * const again = await RunDir.create(root, "demo"); // exists: a suffixed name
+ * assert.match(again.path, /demo-2$/);
+ * await again.close();
+ * await Deno.remove(root, { recursive: true });
+ * ```
+ */
+export class RunDir {
+  /** The directory's absolute path. */
+  readonly path: string;
+  readonly #durable: boolean;
+  readonly #writers = new Map<RunStream, Promise<JsonlWriter>>();
+  #lastStep: number | null | undefined = undefined;
+
+  private constructor(path: string, durable: boolean) {
+    this.path = path;
+    this.#durable = durable;
+  }
+
+  /** Creates `root/name` (see {@link CreateOptions} for an existing one). */
+  static async create(root: string, name: string, options: CreateOptions = {}): Promise<RunDir> {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) {
+      throw new TypeError(
+        `RunDir.create: name must be one directory name of letters, digits, '.', '_' and '-', got ${
+          JSON.stringify(name)
+        }`,
+      );
+    }
+    let path = resolve(root, name);
+    for (let n = 2; existsSync(path) && !(await isEmptyDir(path)); n++) {
+      if ((options.ifExists ?? "suffix") === "error") {
+        throw new Error(
+          `RunDir.create: ${path} already exists; pass --resume ${path} to continue it or --set output.name=<new name> for a new run`,
+        );
+      }
+      path = resolve(root, `${name}-${n}`);
+    }
+    await Deno.mkdir(join(path, RUN_FILES.checkpoints), { recursive: true });
+    return new RunDir(path, options.durable ?? false);
+  }
+
+  /** Opens an existing run directory (it must contain `config.yaml`). */
+  static open(path: string, options: { durable?: boolean } = {}): Promise<RunDir> {
+    const abs = resolve(path);
+    if (!existsSync(join(abs, RUN_FILES.config))) {
+      return Promise.reject(
+        new Error(
+          `RunDir.open: ${abs} has no ${RUN_FILES.config}; pass a directory created by deno task train`,
+        ),
+      );
+    }
+    return Promise.resolve(new RunDir(abs, options.durable ?? false));
+  }
+
+  /** The path of one of the run's files. */
+  file(name: keyof typeof RUN_FILES): string {
+    return join(this.path, RUN_FILES[name]);
+  }
+
+  /** Writes `config.yaml` atomically. */
+  async writeConfig(yaml: string): Promise<void> {
+    await writeFileAtomic(this.file("config"), yaml);
+  }
+
+  /** Reads `config.yaml`. */
+  async readConfigText(): Promise<string> {
+    return await Deno.readTextFile(this.file("config"));
+  }
+
+  #writer(stream: RunStream): Promise<JsonlWriter> {
+    let w = this.#writers.get(stream);
+    if (w === undefined) {
+      w = JsonlWriter.open(this.file(stream), { durable: this.#durable });
+      this.#writers.set(stream, w);
+      // A failed open (a partial last line) must not stick: the next append retries.
+      w.catch(() => this.#writers.delete(stream));
+    }
+    return w;
+  }
+
+  /** Appends a step record (checked; steps must increase). */
+  async appendMetrics(record: Record<string, unknown>): Promise<void> {
+    checkStepMetrics(record);
+    if (this.#lastStep === undefined) {
+      this.#lastStep = (await this.readMetrics()).at(-1)?.step ?? null;
+    }
+    if (this.#lastStep !== null && record.step <= this.#lastStep) {
+      throw new RangeError(
+        `RunDir.appendMetrics: step ${record.step} after step ${this.#lastStep} in ${
+          this.file("metrics")
+        }; steps must increase (resume truncates the files to the checkpoint first)`,
+      );
+    }
+    await (await this.#writer("metrics")).append(record);
+    this.#lastStep = record.step;
+  }
+
+  /** Appends an eval record (checked). */
+  async appendEval(record: Record<string, unknown>): Promise<void> {
+    checkEvalRecord(record);
+    await (await this.#writer("eval")).append(record);
+  }
+
+  /** Appends a sample record (checked). */
+  async appendSample(record: Record<string, unknown>): Promise<void> {
+    checkSampleRecord(record);
+    await (await this.#writer("samples")).append(record);
+  }
+
+  /** The complete step records. */
+  async readMetrics(): Promise<StepMetrics[]> {
+    return (await readJsonl<StepMetrics>(this.file("metrics"))).records;
+  }
+
+  /** The complete eval records. */
+  async readEval(): Promise<EvalRecord[]> {
+    return (await readJsonl<EvalRecord>(this.file("eval"))).records;
+  }
+
+  /** The complete sample records. */
+  async readSamples(): Promise<SampleRecord[]> {
+    return (await readJsonl<SampleRecord>(this.file("samples"))).records;
+  }
+
+  /** The checkpoints, by step. */
+  checkpoints(): Promise<CheckpointInfo[]> {
+    return listCheckpoints(this.file("checkpoints"));
+  }
+
+  /** The latest complete checkpoint, or null. */
+  latestCheckpoint(): Promise<CheckpointInfo | null> {
+    return latestCompleteCheckpoint(this.file("checkpoints"));
+  }
+
+  /** Creates `checkpoints/step-N/` and returns its path; write the files, then {@link completeCheckpoint}. */
+  beginCheckpoint(step: number): Promise<string> {
+    return beginCheckpoint(this.file("checkpoints"), step);
+  }
+
+  /** Writes the `COMPLETE` marker of `checkpoints/step-N/` (last, after its files). */
+  completeCheckpoint(step: number, info: Record<string, unknown> = {}): Promise<void> {
+    return completeCheckpoint(join(this.file("checkpoints"), `step-${step}`), { step, ...info });
+  }
+
+  /**
+   * Keeps only the records with `step <= step` in the three JSONL files and removes partial
+   * last lines (pass -1 to empty them). Open writers are closed first.
+   */
+  async truncateAfter(
+    step: number,
+  ): Promise<Omit<ResumeInfo, "checkpoint" | "removedCheckpoints">> {
+    await this.close();
+    const dropped = { metrics: 0, eval: 0, samples: 0 };
+    const partialLines: RunStream[] = [];
+    for (const stream of ["metrics", "eval", "samples"] as const) {
+      const r = await truncateJsonl<{ step: number }>(this.file(stream), (x) => x.step <= step);
+      dropped[stream] = r.dropped;
+      if (r.partialRemoved) partialLines.push(stream);
+    }
+    this.#lastStep = undefined;
+    return { dropped, partialLines };
+  }
+
+  /**
+   * Prepares a crashed or stopped run for resuming: deletes incomplete checkpoints, picks the
+   * latest complete one and truncates the JSONL files to its step (to nothing when there is
+   * none, for a restart from scratch).
+   */
+  async resume(): Promise<ResumeInfo> {
+    const removedCheckpoints = await removeIncomplete(this.file("checkpoints"));
+    const checkpoint = await this.latestCheckpoint();
+    const t = await this.truncateAfter(checkpoint?.step ?? -1);
+    return { checkpoint, removedCheckpoints, ...t };
+  }
+
+  /** Closes the JSONL writers (the directory stays usable; writers reopen on the next append). */
+  async close(): Promise<void> {
+    const writers = [...this.#writers.values()];
+    this.#writers.clear();
+    for (const w of writers) await w.then((x) => x.close(), () => {});
+  }
+}
