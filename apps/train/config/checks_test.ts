@@ -43,7 +43,7 @@ Deno.test("crossFieldProblems: task is a built-in task or a dataset, exactly one
 Deno.test("crossFieldProblems: batch divisibility, clip order, dynamic sampling", () => {
   const g = crossFieldProblems(config((c) => c.rollout.groupSize = 5));
   assert.deepEqual(paths(g), ["rollout.groupSize"]);
-  assert.match(g[0]!.message, /5 does not divide rollout\.batchSize 16; use one of 1, 2, 4, 8, 16/);
+  assert.match(g[0]!.message, /5 does not divide rollout\.batchSize 64; use one of 1, 2, 4, 8, 16, 32, 64/);
   const m = crossFieldProblems(config((c) => c.algorithm.microBatchSize = 6));
   assert.deepEqual(paths(m), ["algorithm.microBatchSize"]);
   const clip = crossFieldProblems(
@@ -82,12 +82,12 @@ Deno.test("crossFieldProblems: overlong buffer, eval k, samples count", () => {
     c.algorithm.overlong = { enabled: true, buffer: 40, penalty: 1 };
   }));
   assert.deepEqual(paths(o), ["algorithm.overlong.buffer"]);
-  assert.match(o[0]!.message, /use a buffer in \[0, 32\]/);
-  assert.deepEqual(paths(crossFieldProblems(config((c) => c.trainer.evalK = 8))), [
+  assert.match(o[0]!.message, /use a buffer in \[0, 8\]/);
+  assert.deepEqual(paths(crossFieldProblems(config((c) => c.trainer.evalK = 9))), [
     "trainer.evalK",
   ]);
   assert.deepEqual(
-    paths(crossFieldProblems(config((c) => c.trainer.samplesCount = 17))),
+    paths(crossFieldProblems(config((c) => c.trainer.samplesCount = 65))),
     ["trainer.samplesCount"],
   );
 });

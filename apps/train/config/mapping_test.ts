@@ -13,10 +13,12 @@ Deno.test("policyLossOptions: clip, dual clip, KL placement, entropy, Dr. GRPO's
     clipRatioLow: 0.2,
     clipRatioHigh: 0.2,
     clipRatioC: Infinity, // dual: null
-    klCoef: 0.04,
+    klCoef: 0, // grpo here trains without a KL term
     klType: "low_var_kl",
     entropyCoef: 0,
   });
+  const withKl = (await loadConfig({ set: ["algorithm.kl.beta=0.04"] })).config;
+  assert.equal(policyLossOptions(withKl).klCoef, 0.04);
   const dr = (await loadConfig({ config: "dr_grpo", set: ["rollout.maxNewTokens=48"] })).config;
   assert.equal(policyLossOptions(dr).lossScaleFactor, 48);
   const drFixed = (await loadConfig({

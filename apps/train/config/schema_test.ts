@@ -44,7 +44,7 @@ const ACCEPTANCE: { name: string; set: string[]; path: string; mentions: RegExp[
     name: "group size not dividing batch",
     set: ["rollout.groupSize=3"],
     path: "rollout.groupSize",
-    mentions: [/3 does not divide rollout\.batchSize 16; use one of 1, 2, 4, 8, 16/],
+    mentions: [/3 does not divide rollout\.batchSize 64; use one of 1, 2, 4, 8, 16, 32, 64/],
   },
   {
     name: "unknown estimator",

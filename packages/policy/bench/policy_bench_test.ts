@@ -61,7 +61,7 @@ Deno.test("BENCH_CONFIG: the Qwen2 shape of the brief, counted by hand", () => {
   assert.deepEqual([V, H, L, BENCH_CONFIG.numHeads, BENCH_CONFIG.numKvHeads, F], [
     4096,
     256,
-    8,
+    12,
     8,
     2,
     688,
