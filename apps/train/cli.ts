@@ -1,6 +1,6 @@
 /**
- * The `deno task train` command line: `--config`, `--set` (repeatable), `--device`, `--seed`,
- * `--steps`, `--out`, `--resume <runDir>`, `--help`.
+ * The `deno task train` command line: `--config`, `--set` (repeatable), `--model`, `--data`,
+ * `--device`, `--seed`, `--steps`, `--out`, `--resume <runDir>`, `--help`.
  *
  * Design decision: parsing only turns the arguments into {@link LoadOptions}; every value is
  * checked by the config loader, so a flag and the `--set` it stands for (`--seed 3` and
@@ -68,6 +68,12 @@ Options:
                         (default: ${DEFAULT_RECIPE})
   --set <key=value>     override one config key, dotted, value parsed as YAML; repeatable
                         (e.g. --set optimizer.lr=1e-4 --set rollout.groupSize=8)
+  --model <folder>      model.checkpoint: a Hugging Face checkpoint folder (config.json,
+                        *.safetensors, tokenizer.json; its chat template formats the prompts)
+  --data <file>         task.data.path: train on a .jsonl, .ndjson or .parquet file instead of
+                        task.name (format from the extension); map its fields with --set
+                        task.data.promptField=question (default prompt), answerField (default
+                        answer), template ("Q: {{question}}"), testFraction (default 0.1)
   --device <d>          trainer.device: auto, cpu or webgpu
   --seed <n>            trainer.seed
   --steps <n>           trainer.steps
@@ -107,6 +113,8 @@ export function parseCli(args: readonly string[]): CliCommand {
       options: {
         config: { type: "string" },
         set: { type: "string", multiple: true },
+        model: { type: "string" },
+        data: { type: "string" },
         device: { type: "string" },
         seed: { type: "string" },
         steps: { type: "string" },
@@ -123,6 +131,8 @@ export function parseCli(args: readonly string[]): CliCommand {
   const options: LoadOptions = {};
   if (v.config !== undefined) options.config = v.config;
   if (v.set !== undefined) options.set = v.set;
+  if (v.model !== undefined) options.model = v.model;
+  if (v.data !== undefined) options.data = v.data;
   if (v.device !== undefined) options.device = v.device;
   if (v.seed !== undefined) options.seed = v.seed;
   if (v.steps !== undefined) options.steps = v.steps;

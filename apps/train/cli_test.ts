@@ -9,6 +9,8 @@ Deno.test("parseCli: every flag, repeated --set in order, --flag=value form", ()
       "--set",
       "a.b=1",
       "--set=c.d=2",
+      "--model",
+      "models/qwen",
       "--device",
       "cpu",
       "--seed",
@@ -23,6 +25,7 @@ Deno.test("parseCli: every flag, repeated --set in order, --flag=value form", ()
       options: {
         config: "dapo",
         set: ["a.b=1", "c.d=2"],
+        model: "models/qwen",
         device: "cpu",
         seed: "3",
         steps: "4",
@@ -55,6 +58,7 @@ Deno.test("usage: every option and every recipe with its header line", () => {
     const flag of [
       "--config",
       "--set",
+      "--model",
       "--device",
       "--seed",
       "--steps",
@@ -68,4 +72,19 @@ Deno.test("usage: every option and every recipe with its header line", () => {
   for (const name of listRecipes()) assert.match(text, new RegExp(`\\n  ${name} +\\S`), name);
   assert.match(text, /\n {2}gspo +GSPO: Group Sequence Policy Optimization\./);
   assert.match(usage("/nonexistent"), /Recipes:\n$/);
+});
+
+Deno.test("parseCli / usage: --data <file> is a LoadOptions shortcut, listed in --help", () => {
+  assert.deepEqual(
+    parseCli(["--data", "gsm8k.parquet", "--set", "task.data.promptField=question"]),
+    {
+      kind: "run",
+      options: { data: "gsm8k.parquet", set: ["task.data.promptField=question"] },
+    },
+  );
+  assert.throws(() => parseCli(["--data"]), /Option '--data <value>' argument missing/);
+  assert.match(
+    usage(),
+    /\n {2}--data <file> +task\.data\.path: train on a \.jsonl, \.ndjson or \.parquet/,
+  );
 });

@@ -4,8 +4,9 @@
  * It parses the command line, assembles and validates the config (a bad config exits 2 with one
  * line per problem, before anything is loaded), prints the resolved config and runs the
  * training loop (`loop/run.ts`): held-out evaluation before, the steps, evaluation after, the
- * report and the summary. Exit codes: 0 done, 2 bad arguments or config, 130 stopped by Ctrl-C
- * after saving a checkpoint. The loop is imported only after the config is valid, so a bad
+ * report and the summary. Exit codes: 0 done, 1 the run failed (its error message on stderr;
+ * `RLVR_DEBUG=1` adds the stack), 2 bad arguments or config, 130 stopped by Ctrl-C after saving a
+ * checkpoint. The loop is imported only after the config is valid, so a bad
  * config still fails before the model packages load.
  *
  * @module
@@ -16,8 +17,8 @@ import { ConfigError } from "./config/errors.ts";
 import { configToYaml, loadConfig } from "./config/load.ts";
 
 /**
- * Runs `deno task train` with `args`; returns the exit code (0 ok, 2 bad arguments or config,
- * 130 interrupted by Ctrl-C after a checkpoint).
+ * Runs `deno task train` with `args`; returns the exit code (0 ok, 1 the run failed, 2 bad
+ * arguments or config, 130 interrupted by Ctrl-C after a checkpoint).
  *
  * @example Usage
  * ```ts
@@ -57,8 +58,18 @@ export async function main(args: string[]): Promise<number> {
   const origin = resume !== null ? `resuming ${resume}` : `recipe ${recipe}`;
   console.log(`# resolved config (${origin})\n${configToYaml(config)}`);
   const { runTraining } = await import("./loop/run.ts");
-  const result = await runTraining(loaded);
-  return result.interrupted ? 130 : 0;
+  try {
+    const result = await runTraining(loaded);
+    return result.interrupted ? 130 : 0;
+  } catch (e) {
+    // A problem found once the run starts (a dataset without usable rows, a checkpoint that does
+    // not load, no WebGPU adapter for --device webgpu) is the user's to fix: its message names
+    // the file, field and fix, so print that line, not a stack trace (RLVR_DEBUG=1 shows it).
+    if (!(e instanceof Error)) throw e;
+    console.error(`train: ${e.message.replace(/^train: /, "")}`);
+    if (Deno.env.get("RLVR_DEBUG") === "1" && e.stack !== undefined) console.error(e.stack);
+    return 1;
+  }
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -103,3 +103,19 @@ Deno.test("deno task train as a process: a bad config exits 2 before loading any
     assert.ok(best < 1000, `${set}: fastest of up to 3 runs took ${best.toFixed(0)} ms`);
   }
 });
+
+Deno.test("main: a problem found when the run starts prints one line naming the file and exits 1", async () => {
+  const root = await Deno.makeTempDir({ prefix: "rlvr-main-" });
+  try {
+    const data = join(root, "bad.jsonl");
+    await Deno.writeTextFile(data, '{"question": "1+1"}\n{"question": "2+2"}\n');
+    const r = await capture(() => main(["--data", data, "--out", root]));
+    assert.equal(r.code, 1);
+    const lines = r.err.split("\n");
+    assert.equal(lines.length, 1, r.err);
+    assert.match(lines[0]!, /^train: .*bad\.jsonl/);
+    assert.doesNotMatch(r.err, /\n\s+at /, "no stack trace");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

@@ -143,7 +143,7 @@ export type {
   OffPolicyOptions,
   PolicyLossOptions,
 } from "@rlvr/objectives";
-export type { SamplingOrder, SamplingParams } from "@rlvr/sampling";
+export type { ConfidenceInterval, SamplingOrder, SamplingParams } from "@rlvr/sampling";
 // `AggregationOptions` mentions `Tensor`; it and the types its public methods mention.
 export type {
   Backend,
@@ -207,34 +207,85 @@ export {
 } from "./demo/pretrain.ts";
 export { HELD_OUT_SEED, heldOutProblems, TrainStream } from "./loop/problems.ts";
 export {
+  BAD_ROWS_SHOWN,
+  type DataRow,
+  type DataTask,
+  dataTask,
+  type DataTaskOptions,
+  isDataTask,
+  referenceAnswers,
+  type SkippedRow,
+} from "./loop/data_task.ts";
+export { taskFromConfig, trainingTask } from "./loop/task.ts";
+export {
   checkpointDir,
   type LoadedPolicy,
   loadPolicy,
+  stopTokenIds,
   TINY_CHECKPOINT_DIR,
 } from "./loop/policy.ts";
+export { type PromptFormat, promptFormat, promptIds, renderPrompt } from "./loop/prompt.ts";
+export {
+  DEVICE_FILE,
+  deviceLine,
+  type DeviceRecord,
+  readDeviceRecords,
+  recordDevice,
+  selectTrainDevice,
+  type TrainDevice,
+} from "./loop/device.ts";
+export {
+  type AttachedLora,
+  attachRunLora,
+  isLoraCheckpoint,
+  loadLoraCheckpoint,
+  LORA_FILES,
+  type LoraCheckpoint,
+  loraParamNames,
+  saveLoraCheckpoint,
+  saveMergedModel,
+  withoutAdapters,
+} from "./loop/lora.ts";
 export {
   EVAL_DRAW_STEP,
   type EvalResult,
+  type EvalSample,
   evaluate,
   type EvaluateOptions,
-  promptIds,
 } from "./loop/eval.ts";
 export {
+  CI_LEVEL,
+  CI_METHOD,
+  CI_RESAMPLES,
+  EVAL_METRICS,
+  type EvalMetricName,
+  type EvalMetrics,
+  evalMetrics,
+  type EvalMetricsOptions,
+  finalAnswer,
+  type ProblemSamples,
+  voteKey,
+} from "./loop/eval_metrics.ts";
+export {
   collectRollout,
+  type RewardOptions,
+  type RewardParts,
   type Rollout,
   type RolloutItem,
   type RolloutOptions,
+  rolloutReward,
 } from "./loop/rollout.ts";
 export { type TrainContext, trainStep, type UpdateMetrics } from "./loop/trainer.ts";
 export {
   type LoadedTrainState,
   loadTrainState,
   saveTrainState,
+  type SaveTrainStateOptions,
   STATE_FILES,
   type TrainState,
 } from "./loop/state.ts";
 export { type RunOptions, type RunResult, runTraining } from "./loop/run.ts";
-export { EVAL_USAGE, evalMain } from "./loop/eval_main.ts";
+export { DEFAULT_EVAL_PROBLEMS, EVAL_USAGE, evalMain, type EvalReport } from "./loop/eval_main.ts";
 // Types of the packages the training loop's API mentions, re-exported so its documentation is
 // complete on its own.
 export type {
@@ -268,6 +319,7 @@ export type {
 export type {
   AdamWHyperparams,
   BaseHyperparams,
+  DeviceChoice,
   Optimizer,
   OptimizerState,
   ParamGroup,

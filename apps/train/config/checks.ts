@@ -54,13 +54,13 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
       path: "task",
       message: `no task; set task.name to a built-in task (${
         builtinTaskNames().join(", ")
-      }) or task.data to a dataset {path, format, promptField, answerField}`,
+      }) or task.data to a dataset {path, format, promptField, answerField} (--data <file>)`,
     });
   } else if (task.name !== undefined && task.data !== undefined) {
     out.push({
       path: "task.data",
       message:
-        `both task.name (${task.name}) and task.data are set; keep one (a built-in task or a dataset)`,
+        `both task.name (${task.name}) and task.data (${task.data.path}) are set; keep one: remove task.name to train on the dataset or task.data to use the built-in task (--data <file> replaces task.name)`,
     });
   } else if (task.data !== undefined && Object.keys(task.options ?? {}).length > 0) {
     out.push({

@@ -43,7 +43,10 @@ Deno.test("crossFieldProblems: task is a built-in task or a dataset, exactly one
 Deno.test("crossFieldProblems: batch divisibility, clip order, dynamic sampling", () => {
   const g = crossFieldProblems(config((c) => c.rollout.groupSize = 5));
   assert.deepEqual(paths(g), ["rollout.groupSize"]);
-  assert.match(g[0]!.message, /5 does not divide rollout\.batchSize 64; use one of 1, 2, 4, 8, 16, 32, 64/);
+  assert.match(
+    g[0]!.message,
+    /5 does not divide rollout\.batchSize 64; use one of 1, 2, 4, 8, 16, 32, 64/,
+  );
   const m = crossFieldProblems(config((c) => c.algorithm.microBatchSize = 6));
   assert.deepEqual(paths(m), ["algorithm.microBatchSize"]);
   const clip = crossFieldProblems(

@@ -1,7 +1,7 @@
 /**
  * Loading a config: defaults, then a recipe (after the recipes it `extends:`), then `--set`
- * overrides and flag shortcuts (`--device`, `--seed`, `--steps`, `--out`), validated; or, with
- * `--resume <runDir>`, the run's own `config.yaml` with only `trainer.steps` and
+ * overrides and flag shortcuts (`--model`, `--data`, `--device`, `--seed`, `--steps`, `--out`), validated;
+ * or, with `--resume <runDir>`, the run's own `config.yaml` with only `trainer.steps` and
  * `trainer.device` allowed to change.
  *
  * Design decisions: the whole load is small file reads plus validation, so a bad config fails
@@ -39,6 +39,14 @@ export interface LoadOptions {
   config?: string;
   /** `key=value` overrides, applied in order. */
   set?: readonly string[];
+  /** Shortcut for `model.checkpoint` (a Hugging Face checkpoint folder or `builtin:tiny`). */
+  model?: string;
+  /**
+   * A dataset file (`.jsonl`, `.ndjson` or `.parquet`) instead of the built-in task: sets
+   * `task.data.path` and `task.data.format` (from the extension) and so drops `task.name` and
+   * `task.options`; the field mapping stays with `--set task.data.promptField=...`.
+   */
+  data?: string;
   /** Shortcut for `trainer.device`. */
   device?: string;
   /** Shortcut for `trainer.seed`. */
@@ -223,6 +231,7 @@ export function recipeLayers(path: string, recipesDir: string = RECIPES_DIR): La
 
 function flagLayers(options: LoadOptions): Layer[] {
   const flags: [string | undefined, string, string][] = [
+    [options.model, "model", "model.checkpoint"],
     [options.device, "device", "trainer.device"],
     [options.seed, "seed", "trainer.seed"],
     [options.steps, "steps", "trainer.steps"],
@@ -231,10 +240,37 @@ function flagLayers(options: LoadOptions): Layer[] {
   const out: Layer[] = [];
   for (const [value, flag, key] of flags) {
     if (value === undefined) continue;
-    const parsed = key === "output.dir" ? value : parseScalar(value);
+    // Paths stay strings (a folder named `1e3` or `null` is still a path).
+    const parsed = key === "output.dir" || key === "model.checkpoint" ? value : parseScalar(value);
     out.push({ source: `--${flag} ${value}`, data: nest(key.split("."), parsed) });
   }
+  if (options.data !== undefined) out.push(dataLayer(options.data));
   return out;
+}
+
+/**
+ * The layer of `--data <file>`: `task.data.path` and the format its extension names.
+ * `loadConfig` drops `task.name` and `task.options` after merging, and the rest of `task.data`
+ * (field mapping, template, test fraction) merges key by key, so `--set
+ * task.data.promptField=question` applies whatever the order of the flags.
+ */
+function dataLayer(path: string): Layer {
+  const lower = path.toLowerCase();
+  const format = lower.endsWith(".jsonl") || lower.endsWith(".ndjson")
+    ? "jsonl"
+    : lower.endsWith(".parquet")
+    ? "parquet"
+    : null;
+  if (format === null) {
+    throw new ConfigError([{
+      path: "task.data.path",
+      message: `cannot tell the format of ${
+        JSON.stringify(path)
+      } from its extension; use a .jsonl, .ndjson or .parquet file (or set task.data.format with --set)`,
+      source: `--data ${path}`,
+    }]);
+  }
+  return { source: `--data ${path}`, data: { task: { data: { path, format } } } };
 }
 
 function pathProblems(config: Config, provenance: Provenance): ConfigProblem[] {
@@ -288,6 +324,8 @@ function checkResumeOverrides(options: LoadOptions): void {
   const changed: [string, string][] = (options.set ?? []).map((
     text,
   ) => [parseOverride(text).path.join("."), `--set ${text}`]);
+  if (options.model !== undefined) changed.push(["model.checkpoint", `--model ${options.model}`]);
+  if (options.data !== undefined) changed.push(["task.data.path", `--data ${options.data}`]);
   if (options.seed !== undefined) changed.push(["trainer.seed", `--seed ${options.seed}`]);
   if (options.out !== undefined) changed.push(["output.dir", `--out ${options.out}`]);
   const problems: ConfigProblem[] = [];
@@ -333,7 +371,8 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
     layers = [
       ...r.base,
       ...overrideLayers(options.set ?? []),
-      // --seed and --out were rejected above when given; only --device and --steps remain.
+      // --model, --seed and --out were rejected above when given; only --device and --steps
+      // remain.
       ...flagLayers({
         ...(options.device === undefined ? {} : { device: options.device }),
         ...(options.steps === undefined ? {} : { steps: options.steps }),
@@ -355,6 +394,15 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
     ];
   }
   const { value, provenance } = mergeLayers(layers);
+  if (options.data !== undefined && isPlainObject(value.task)) {
+    // --data replaces the task, even one a recipe names beside the same task.data (see dataLayer).
+    for (const key of ["name", "options"]) {
+      delete value.task[key];
+      for (const k of [...provenance.keys()]) {
+        if (k === `task.${key}` || k.startsWith(`task.${key}.`)) provenance.delete(k);
+      }
+    }
+  }
   const config = await validateConfig(value, provenance);
   if (options.checkPaths !== false) {
     const problems = pathProblems(config, provenance);

@@ -77,6 +77,29 @@ Deno.test("loadConfig: flags are shortcuts for --set, parsed the same way; --out
   await rejects({ steps: "0" }, /trainer\.steps: 0 is not allowed; use a number >= 1/);
 });
 
+Deno.test("loadConfig: --model sets model.checkpoint as a path string, checked to exist", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // A folder named like a YAML scalar stays a path.
+    const folder = join(dir, "1e3");
+    await Deno.mkdir(folder);
+    const { config, provenance } = await loadConfig({ model: folder, set: ["model.checkpoint=x"] });
+    assert.equal(config.model.checkpoint, folder, "the flag comes after --set");
+    assert.equal(provenance.get("model.checkpoint"), `--model ${folder}`);
+    assert.equal(
+      (await loadConfig({ model: "builtin:tiny" })).config.model.checkpoint,
+      "builtin:tiny",
+    );
+    await rejects(
+      { model: join(dir, "missing") },
+      /model\.checkpoint: ".*missing" does not exist .*; use builtin:tiny or a checkpoint directory .*\(from --model /,
+    );
+    await rejects({ model: "builtin:huge" }, /"builtin:huge" is not a built-in model/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("resolveRecipe / listRecipes: names, paths, unknown names with a suggestion", async () => {
   assert.deepEqual(listRecipes(), [
     "cispo",
@@ -210,6 +233,10 @@ Deno.test("loadConfig --resume: the run's own config; only steps and device may 
     );
     assert.deepEqual(e.problems.map((p) => p.path), ["trainer.seed", "output.dir"]);
     await rejects(
+      { resume: runDir, model: "builtin:tiny" },
+      /model\.checkpoint: cannot change when resuming .*\(from --model builtin:tiny\)/,
+    );
+    await rejects(
       { resume: runDir, config: "grpo" },
       /--resume .* takes the run's own config\.yaml; drop --config grpo/,
     );
@@ -223,5 +250,64 @@ Deno.test("configToYaml: every recipe's resolved config survives a YAML round tr
   for (const name of listRecipes()) {
     const { config } = await loadConfig({ config: name });
     assert.deepEqual(YAML.parse(configToYaml(config)), JSON.parse(JSON.stringify(config)), name);
+  }
+});
+
+Deno.test("loadConfig --data: sets task.data.path and its format, drops task.name and its options", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const jsonl = join(dir, "gsm8k.jsonl");
+    const parquet = join(dir, "gsm8k.parquet");
+    await Deno.writeTextFile(jsonl, '{"question":"1+1","answer":"#### 2"}\n');
+    await Deno.writeTextFile(parquet, "");
+    const { config, provenance } = await loadConfig({ data: jsonl });
+    assert.equal(config.task.name, undefined);
+    assert.equal(config.task.options, undefined);
+    assert.deepEqual(config.task.data, {
+      path: jsonl,
+      format: "jsonl",
+      promptField: "prompt", // the schema's defaults
+      answerField: "answer",
+      testFraction: 0.1,
+    });
+    assert.equal(provenance.get("task.data.path"), `--data ${jsonl}`);
+    assert.equal((await loadConfig({ data: parquet })).config.task.data!.format, "parquet");
+    // The field mapping comes from --set, which the flag does not override.
+    const mapped = await loadConfig({
+      data: jsonl,
+      set: ["task.data.promptField=question", "task.data.template=Q: {{question}}"],
+    });
+    assert.equal(mapped.config.task.data!.promptField, "question");
+    assert.equal(mapped.config.task.data!.template, "Q: {{question}}");
+    await rejects(
+      { data: join(dir, "gsm8k.csv") },
+      /task\.data\.path: cannot tell the format of ".*gsm8k\.csv" from its extension; use a \.jsonl, \.ndjson or \.parquet file .*\(from --data /,
+    );
+    await rejects(
+      { data: join(dir, "none.jsonl") },
+      /task\.data\.path: ".*none\.jsonl" does not exist .*; use an existing \.jsonl or \.parquet file \(from --data /,
+    );
+    // A recipe that names both a task and a dataset gets one clear error.
+    const both = join(dir, "both.yaml");
+    await Deno.writeTextFile(
+      both,
+      `extends: grpo\ntask:\n  name: countdown\n  data: { path: ${jsonl}, format: jsonl }\n`,
+    );
+    await rejects(
+      { config: both },
+      /task\.data: both task\.name \(countdown\) and task\.data \(.*gsm8k\.jsonl\) are set; keep one: remove task\.name to train on the dataset or task\.data to use the built-in task \(--data <file> replaces task\.name\)/,
+    );
+    // --data replaces a recipe's task.name.
+    assert.equal((await loadConfig({ config: both, data: jsonl })).config.task.name, undefined);
+    // Resuming cannot switch datasets.
+    const runDir = join(dir, "run");
+    await Deno.mkdir(runDir);
+    await Deno.writeTextFile(join(runDir, "config.yaml"), configToYaml(config));
+    await rejects(
+      { resume: runDir, data: jsonl },
+      /task\.data\.path: cannot change when resuming .*\(from --data /,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

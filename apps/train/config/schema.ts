@@ -87,8 +87,8 @@ const model = z.strictObject({
 const data = z.strictObject({
   path: z.string().min(1),
   format: z.enum(["jsonl", "parquet"]),
-  promptField: z.string().min(1),
-  answerField: z.string().min(1),
+  promptField: z.string().min(1).default("prompt"),
+  answerField: z.string().min(1).default("answer"),
   template: z.string().min(1).nullable().optional(),
   testFraction: z.number().gt(0).lt(1).default(0.1),
 });

@@ -35,9 +35,12 @@ export interface DataSection {
   path: string;
   /** File format. */
   format: "jsonl" | "parquet";
-  /** Field holding the prompt (dotted paths allowed). */
+  /** Field holding the prompt (dotted paths allowed; default `prompt`; unused with a template). */
   promptField: string;
-  /** Field holding the reference answer. */
+  /**
+   * Field holding the reference answer (default `answer`); a GSM8K solution `... #### 42` is
+   * reduced to `42`, a MATH solution to its last `\boxed{}`.
+   */
   answerField: string;
   /** A `{{field}}` prompt template; absent or null = the prompt field as it is. */
   template?: string | null | undefined;

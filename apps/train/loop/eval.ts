@@ -12,7 +12,12 @@
 import { type CausalLM, generate, type SamplingParams, type Tokenizer } from "@rlvr/policy";
 import type { Task, TaskRow } from "@rlvr/rewards";
 import { passAtK } from "@rlvr/sampling";
-import { completionReward, promptText } from "../demo/format.ts";
+import { completionReward } from "../demo/format.ts";
+import { promptIds } from "./prompt.ts";
+
+// Prompt encoding lives in prompt.ts (one format per kind of tokenizer); re-exported here, where
+// it was first defined.
+export { promptIds } from "./prompt.ts";
 
 /** The `step` part of every evaluation draw key (outside the training steps' range). */
 export const EVAL_DRAW_STEP = 0xfffffff0;
@@ -31,6 +36,31 @@ export interface EvaluateOptions {
   maxNewTokens: number;
   /** Completions generated per `generate` call (default 256). */
   batch?: number;
+  /**
+   * Token ids that end a completion (default: the tokenizer's EOS); `loadPolicy` gives the
+   * tokenizer's, `config.json`'s and `generation_config.json`'s together.
+   */
+  eosTokenIds?: readonly number[];
+  /**
+   * Called once per sampled completion with its problem index (into `rows`), sample index
+   * (`0..n-1`, generation order), text, verifier reward (0/1) and token count; `deno task eval`
+   * collects its samples and maj@k answers this way.
+   */
+  onSample?: (sample: EvalSample) => void;
+}
+
+/** One sampled completion of {@link evaluate}, as given to {@link EvaluateOptions.onSample}. */
+export interface EvalSample {
+  /** Index of the problem in the evaluated rows. */
+  problem: number;
+  /** Index of the sample among the problem's n (the order of its draw keys). */
+  sample: number;
+  /** The decoded completion. */
+  text: string;
+  /** The verifier's reward (`completionReward`: 0 or 1). */
+  reward: number;
+  /** Completion length in tokens. */
+  tokens: number;
 }
 
 /** What {@link evaluate} returns. */
@@ -49,24 +79,6 @@ export interface EvalResult {
   meanLength: number;
   /** Seconds taken. */
   seconds: number;
-}
-
-/**
- * The token ids of a row's prompt: BOS (when the tokenizer has one) then the prompt text.
- *
- * @example Usage
- * ```ts
- * import { promptIds, tinyTokenizer } from "@rlvr/train";
- * import { arithmeticTask } from "@rlvr/rewards";
- * import assert from "node:assert/strict";
- * const tok = tinyTokenizer();
- * const ids = promptIds(tok, arithmeticTask({ digits: 1, chainLength: 1 }).row(0, 0));
- * assert.equal(ids[0], tok.bosTokenId);
- * ```
- */
-export function promptIds(tokenizer: Tokenizer, row: TaskRow): number[] {
-  const ids = tokenizer.encode(promptText(row), { addSpecialTokens: false });
-  return tokenizer.bosTokenId !== null ? [tokenizer.bosTokenId, ...ids] : ids;
 }
 
 /**
@@ -117,11 +129,20 @@ export async function evaluate<R extends TaskRow>(
       step: EVAL_DRAW_STEP,
       sequenceIds: part.map((j) => j.id),
       tokenizer,
+      ...(opts.eosTokenIds !== undefined ? { eosTokenIds: opts.eosTokenIds } : {}),
     });
     sequences.forEach((seq, j) => {
       const job = part[j]!;
       tokens += seq.tokens.length;
-      correct[job.row]! += completionReward(task, rows[job.row]!, seq.text ?? "");
+      const reward = completionReward(task, rows[job.row]!, seq.text ?? "");
+      correct[job.row]! += reward;
+      opts.onSample?.({
+        problem: job.row,
+        sample: job.id - job.row * n,
+        text: seq.text ?? "",
+        reward,
+        tokens: seq.tokens.length,
+      });
     });
   }
   const mean = (f: (c: number) => number) =>

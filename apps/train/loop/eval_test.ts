@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { arithmeticTask } from "@rlvr/rewards";
 import { passAtK } from "@rlvr/sampling";
-import { evaluate, type EvaluateOptions } from "./eval.ts";
+import { completionReward } from "../demo/format.ts";
+import { type EvalSample, evaluate, type EvaluateOptions } from "./eval.ts";
 import { loadPolicy } from "./policy.ts";
 import { heldOutProblems } from "./problems.ts";
 
@@ -36,6 +37,32 @@ Deno.test("evaluate: deterministic, independent of the generation batch, pass@1 
       evaluate(model, tokenizer, task, rows, { ...opts, k: 5 }),
       /need integers 1 <= k <= samples, got samples 4, k 5/,
     );
+  } finally {
+    model.dispose();
+  }
+});
+
+Deno.test("evaluate: onSample sees every completion once, with its problem, sample index and reward", async () => {
+  const { model, tokenizer } = await loadPolicy("builtin:tiny");
+  try {
+    // 8 problems x 4 samples, in generation batches of 5 so that batches split problems.
+    const rows = heldOutProblems(task, 8);
+    const seen: EvalSample[] = [];
+    const r = await evaluate(model, tokenizer, task, rows, {
+      ...opts,
+      batch: 5,
+      onSample: (s) => seen.push(s),
+    });
+    assert.equal(seen.length, 8 * 4);
+    assert.deepEqual(
+      seen.map((s) => [s.problem, s.sample]),
+      Array.from({ length: 32 }, (_, i) => [Math.floor(i / 4), i % 4]),
+    );
+    assert.equal(seen.reduce((a, s) => a + s.reward, 0) / 32, r.passAt1);
+    for (const s of seen) {
+      assert.equal(s.reward, completionReward(task, rows[s.problem]!, s.text));
+      assert.ok(s.tokens >= 1 && s.tokens <= opts.maxNewTokens);
+    }
   } finally {
     model.dispose();
   }

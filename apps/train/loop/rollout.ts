@@ -9,16 +9,23 @@
  * a pure function of the seed, the step and the data position (what resume relies on). When
  * dynamic sampling runs out of rounds, the batch is the kept groups only (possibly fewer than
  * `batchSize`, or none: the step then skips the update), never padded with zero-signal groups.
- * The reward is the task verifier's 0/1 plus, when enabled, DAPO's overlong penalty scaled by
- * `algorithm.overlong.penalty`.
+ * The reward is the task verifier's 0/1, plus `task.formatWeight` times the `<think>/<answer>`
+ * format reward of `@rlvr/rewards` (`checkFormat`, strict mode: the whole completion is one
+ * `<think>…</think>` block then one non-empty `<answer>…</answer>` block; when the rendered prompt
+ * already ends with `<think>`, as R1-style chat templates do, the completion is checked as
+ * continuing it), plus, when enabled, DAPO's overlong penalty scaled by
+ * `algorithm.overlong.penalty`. A format weight of 0 skips the format check entirely, so the
+ * reward is then exactly what it was without the term. Prompts are written in the tokenizer's
+ * format (`prompt.ts`: compact for the char-level demo model, the chat template for an instruct
+ * checkpoint), and the logged prompt is that text.
  *
  * @module
  */
 
 import { type CausalLM, generate, type SamplingParams, type Tokenizer } from "@rlvr/policy";
-import { dapoOverlongPenalty, type Task, type TaskRow } from "@rlvr/rewards";
-import { completionReward, promptText } from "../demo/format.ts";
-import { promptIds } from "./eval.ts";
+import { checkFormat, dapoOverlongPenalty, type Task, type TaskRow } from "@rlvr/rewards";
+import { completionReward } from "../demo/format.ts";
+import { promptFormat, promptIds, renderPrompt } from "./prompt.ts";
 import type { TrainStream } from "./problems.ts";
 
 /** One sampled completion. */
@@ -35,12 +42,14 @@ export interface RolloutItem {
   samplerLogprobs: number[];
   /** The decoded completion. */
   text: string;
-  /** The prompt text. */
+  /** The prompt text, as the policy saw it (for a chat model, the rendered template). */
   prompt: string;
   /** The total reward. */
   reward: number;
   /** The verifier's reward alone (0 or 1). */
   correct: number;
+  /** The format reward alone (1 when the completion has the `<think>/<answer>` layout), or null when `formatWeight` is 0. */
+  format: number | null;
 }
 
 /** Options of {@link collectRollout}. */
@@ -61,6 +70,10 @@ export interface RolloutOptions {
   dynamicRetries: number | null;
   /** Overlong shaping: buffer and penalty, or null (off). */
   overlong: { buffer: number; penalty: number } | null;
+  /** Weight of the `<think>/<answer>` format reward (`task.formatWeight`, >= 0; default 0 = off). */
+  formatWeight?: number;
+  /** Token ids that end a completion (default: the tokenizer's EOS; see `stopTokenIds`). */
+  eosTokenIds?: readonly number[];
 }
 
 /** What {@link collectRollout} returns. */
@@ -75,6 +88,69 @@ export interface Rollout {
   generatedTokens: number;
   /** Seconds. */
   seconds: number;
+}
+
+/** What {@link rolloutReward} needs besides the completion. */
+export interface RewardOptions {
+  /** Weight of the `<think>/<answer>` format reward (0 = off: not even checked). */
+  formatWeight: number;
+  /** The prompt already opened `<think>` (the completion continues inside it). */
+  thinkInPrompt: boolean;
+  /** The generation limit (for the overlong penalty). */
+  maxNewTokens: number;
+  /** Overlong shaping: buffer and penalty, or null (off). */
+  overlong: { buffer: number; penalty: number } | null;
+}
+
+/** The reward of one completion and its parts. */
+export interface RewardParts {
+  /** verifier + formatWeight · format + overlong penalty. */
+  reward: number;
+  /** The verifier's 0/1. */
+  correct: number;
+  /** The format reward's 0/1, or null when `formatWeight` is 0. */
+  format: number | null;
+}
+
+/**
+ * The reward of one completion of `length` tokens (see the module doc): the verifier's 0/1,
+ * plus `formatWeight` times the strict `<think>/<answer>` format reward, plus the overlong
+ * penalty; the terms are added in that order, and a zero weight adds nothing.
+ *
+ * @example Usage
+ * ```ts
+ * import { rolloutReward } from "@rlvr/train";
+ * import { arithmeticTask } from "@rlvr/rewards";
+ * import assert from "node:assert/strict";
+ * const task = arithmeticTask({ digits: 1, chainLength: 1 });
+ * const row = task.row(0, 0);
+ * const opts = { formatWeight: 0.5, thinkInPrompt: false, maxNewTokens: 64, overlong: null };
+ * const tagged = `<think>easy</think><answer>${row.answer}</answer>`;
+ * assert.deepEqual(rolloutReward(task, row, tagged, 10, opts), { reward: 1.5, correct: 1, format: 1 });
+ * assert.deepEqual(rolloutReward(task, row, row.answer, 2, opts), { reward: 1, correct: 1, format: 0 });
+ * ```
+ */
+export function rolloutReward<R extends TaskRow>(
+  task: Task<R>,
+  row: R,
+  text: string,
+  length: number,
+  opts: RewardOptions,
+): RewardParts {
+  const correct = completionReward(task, row, text);
+  let reward = correct;
+  let format: number | null = null;
+  if (opts.formatWeight > 0) {
+    format = checkFormat(text, { mode: "strict", thinkInPrompt: opts.thinkInPrompt }) ? 1 : 0;
+    reward += opts.formatWeight * format;
+  }
+  if (opts.overlong !== null && opts.overlong.buffer > 0) {
+    reward += opts.overlong.penalty * dapoOverlongPenalty(length, {
+      maxLength: opts.maxNewTokens,
+      cacheLength: opts.overlong.buffer,
+    });
+  }
+  return { reward, correct, format };
 }
 
 function std(xs: readonly number[]): number {
@@ -118,9 +194,17 @@ export async function collectRollout<R extends TaskRow>(
   let tokens = 0;
   let round = 0;
   const maxRounds = 1 + (opts.dynamicRetries ?? 0);
+  const formatWeight = opts.formatWeight ?? 0;
+  if (!(Number.isFinite(formatWeight) && formatWeight >= 0)) {
+    throw new RangeError(
+      `collectRollout: formatWeight must be a finite number >= 0, got ${formatWeight}; set task.formatWeight to 0 (off) or more`,
+    );
+  }
+  const format = promptFormat(tokenizer);
   for (; round < maxRounds && items.length < batchSize; round++) {
     const rows = stream.take(prompts);
-    const ids = rows.map((row) => promptIds(tokenizer, row));
+    const texts = rows.map((row) => renderPrompt(tokenizer, row, format));
+    const ids = rows.map((row) => promptIds(tokenizer, row, format));
     const { sequences } = await generate(
       model,
       rows.flatMap((_, p) => Array.from({ length: groupSize }, () => ids[p]!)),
@@ -132,23 +216,24 @@ export async function collectRollout<R extends TaskRow>(
           Array.from({ length: groupSize }, (_, s) => (round * prompts + p) * groupSize + s)
         ),
         tokenizer,
+        ...(opts.eosTokenIds !== undefined ? { eosTokenIds: opts.eosTokenIds } : {}),
       },
     );
     for (let p = 0; p < rows.length; p++) {
       const row = rows[p]!;
+      const thinkInPrompt = texts[p]!.trimEnd().endsWith("<think>");
       const group: RolloutItem[] = [];
       for (let s = 0; s < groupSize; s++) {
         const seq = sequences[p * groupSize + s]!;
         tokens += seq.tokens.length;
         const text = seq.text ?? "";
-        const correct = completionReward(task, row, text);
-        let reward = correct;
-        if (opts.overlong !== null && opts.overlong.buffer > 0) {
-          reward += opts.overlong.penalty * dapoOverlongPenalty(seq.tokens.length, {
-            maxLength: opts.maxNewTokens,
-            cacheLength: opts.overlong.buffer,
-          });
-        }
+        const { reward, correct, format: formatOk } = rolloutReward(
+          task,
+          row,
+          text,
+          seq.tokens.length,
+          { formatWeight, thinkInPrompt, maxNewTokens: opts.maxNewTokens, overlong: opts.overlong },
+        );
         group.push({
           row,
           group: 0,
@@ -156,9 +241,10 @@ export async function collectRollout<R extends TaskRow>(
           completionIds: seq.tokens,
           samplerLogprobs: seq.scaledLogprobs,
           text,
-          prompt: promptText(row),
+          prompt: texts[p]!,
           reward,
           correct,
+          format: formatOk,
         });
       }
       groupsSeen++;

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { arithmeticTask } from "@rlvr/rewards";
+import { arithmeticTask, checkFormat } from "@rlvr/rewards";
 import { loadPolicy } from "./policy.ts";
 import { heldOutProblems, TrainStream } from "./problems.ts";
-import { collectRollout, type RolloutOptions } from "./rollout.ts";
+import { collectRollout, type RolloutOptions, rolloutReward } from "./rollout.ts";
 
 const task = arithmeticTask({ digits: 2, operators: ["+"], chainLength: 1 });
 const held = heldOutProblems(task, 8);
@@ -67,6 +67,66 @@ Deno.test("collectRollout: dynamic sampling keeps only groups with reward varian
       const expected = it.correct - 0.5 * (it.completionIds.length === 2 ? 1 : 0.5);
       assert.ok(Math.abs(it.reward - expected) < 1e-12, `${it.reward} vs ${expected}`);
     }
+  } finally {
+    model.dispose();
+  }
+});
+
+Deno.test("rolloutReward: task.formatWeight adds weight x the strict <think>/<answer> format reward; weight 0 leaves the verifier's reward exactly", () => {
+  const row = task.row(0, 0);
+  const right = row.answer;
+  const wrong = String(Number(row.answer) + 1);
+  const opts = { formatWeight: 0.25, thinkInPrompt: false, maxNewTokens: 64, overlong: null };
+  const cases: [string, number, number][] = [
+    // completion, verifier, format
+    [`<think>add the tens</think>\n<answer>${right}</answer>`, 1, 1],
+    [`<think>add the tens</think><answer>${wrong}</answer>`, 0, 1],
+    [right, 1, 0],
+    // The relaxed layout (text around the blocks) does not pass the strict check.
+    [`Sure. <think>x</think> <answer>${right}</answer> done`, 1, 0],
+    [`<answer>${right}</answer>`, 1, 0],
+  ];
+  for (const [text, correct, format] of cases) {
+    const r = rolloutReward(task, row, text, 8, opts);
+    assert.deepEqual(r, { reward: correct + 0.25 * format, correct, format }, text);
+    const off = rolloutReward(task, row, text, 8, { ...opts, formatWeight: 0 });
+    assert.deepEqual(off, { reward: correct, correct, format: null }, text);
+  }
+  // A prompt that already opened <think> (R1-style templates): the completion continues it.
+  const continued = `carry the one</think><answer>${right}</answer>`;
+  assert.equal(rolloutReward(task, row, continued, 8, opts).format, 0);
+  assert.equal(rolloutReward(task, row, continued, 8, { ...opts, thinkInPrompt: true }).format, 1);
+  // With the overlong penalty too: verifier + format + penalty, in that order.
+  const both = rolloutReward(task, row, cases[0]![0], 64, {
+    ...opts,
+    overlong: { buffer: 8, penalty: 0.5 },
+  });
+  assert.equal(both.reward, 1 + 0.25 - 0.5);
+});
+
+Deno.test("collectRollout: with formatWeight > 0 every reward is verifier + weight x format; with 0 the rewards are the verifier's", async () => {
+  const { model, tokenizer } = await loadPolicy("builtin:tiny");
+  try {
+    const off = await collectRollout(model, tokenizer, task, new TrainStream(task, 0, held), base);
+    const on = await collectRollout(model, tokenizer, task, new TrainStream(task, 0, held), {
+      ...base,
+      formatWeight: 0.5,
+    });
+    assert.deepEqual(on.items.map((it) => it.text), off.items.map((it) => it.text));
+    off.items.forEach((it, i) => {
+      assert.equal(it.format, null);
+      assert.equal(it.reward, it.correct);
+      const o = on.items[i]!;
+      assert.equal(o.format, checkFormat(o.text, { mode: "strict" }) ? 1 : 0);
+      assert.equal(o.reward, o.correct + 0.5 * o.format!);
+    });
+    await assert.rejects(
+      collectRollout(model, tokenizer, task, new TrainStream(task, 0, held), {
+        ...base,
+        formatWeight: -1,
+      }),
+      /formatWeight must be a finite number >= 0, got -1/,
+    );
   } finally {
     model.dispose();
   }

@@ -12,38 +12,56 @@
  *   truncated to the checkpoint's step first (`RunDir.resume`).
  * - **Ctrl-C** (SIGINT) finishes the current step, writes a checkpoint and exits 130; a second
  *   Ctrl-C is left to Deno (immediate exit), so a stuck run can still be killed.
- * - **No reference model unless `algorithm.kl.beta > 0`**.
+ * - **No reference model unless `algorithm.kl.beta > 0`**; with LoRA the reference is the base
+ *   itself, scored with the adapters detached (`lora.ts`), so no second copy of the weights.
+ * - **One device for everything** (`trainer.device`, `device.ts`): the tensor package's backend
+ *   selection picks it, the header prints it with the reason and `device.json` records it; the
+ *   backend is the default for the run's duration, so every tensor the loop creates lands there.
+ * - **Bring-your-own model** (`model.checkpoint`, `--model`): a Hugging Face folder is trained as
+ *   it is; prompts use its chat template when it has one (`prompt.ts`) and generation stops on
+ *   every EOS id of its tokenizer, `config.json` and `generation_config.json` (`policy.ts`).
  * - The timing metrics (`time/*`, `tokens_per_s`) are the only ones that differ between two
  *   runs of the same config.
  *
  * @module
  */
 
-import { basename, extname } from "node:path";
-import { attachValueHead, CausalLM, type Tokenizer } from "@rlvr/policy";
-import type { Task } from "@rlvr/rewards";
+import { basename, extname, join } from "node:path";
+import { attachValueHead, CausalLM, parameterCount, type Tokenizer } from "@rlvr/policy";
+import type { Task, TaskRow } from "@rlvr/rewards";
 import {
   AdamW,
   constantSchedule,
   cosineSchedule,
+  getBackend,
   linearDecay,
   linearWarmup,
   type LrFactor,
+  setBackend,
   type Tensor,
 } from "@rlvr/tensor";
 import type { Config } from "../config/types.ts";
 import { configToYaml, type LoadedConfig } from "../config/load.ts";
 import { samplingParams } from "../config/mapping.ts";
-import { builtinTask } from "../config/tasks.ts";
 import { ProgressBar, summaryTable } from "../progress.ts";
 import { writeReport } from "../report/report.ts";
 import { runSummary } from "../report/summary.ts";
 import { RunDir } from "../run/run_dir.ts";
+import {
+  deviceLine,
+  type DeviceRecord,
+  recordDevice,
+  selectTrainDevice,
+  type TrainDevice,
+} from "./device.ts";
 import { type EvalResult, evaluate } from "./eval.ts";
+import { attachRunLora, LORA_FILES, saveMergedModel } from "./lora.ts";
 import { loadPolicy } from "./policy.ts";
 import { heldOutProblems, TrainStream } from "./problems.ts";
+import { promptFormat } from "./prompt.ts";
 import { collectRollout } from "./rollout.ts";
-import { loadTrainState, saveTrainState } from "./state.ts";
+import { type LoadedTrainState, loadTrainState, saveTrainState } from "./state.ts";
+import { trainingTask } from "./task.ts";
 import { trainStep } from "./trainer.ts";
 
 /** Options of {@link runTraining}. */
@@ -72,6 +90,8 @@ export interface RunResult {
   before: EvalResult | null;
   /** The last evaluation. */
   after: EvalResult | null;
+  /** Where this process computed (also appended to the run's `device.json`). */
+  device: DeviceRecord;
 }
 
 /** The learning-rate factor of `optimizer.schedule` at 0-based optimizer step `s`. */
@@ -89,14 +109,8 @@ function lrFactor(config: Config): LrFactor {
 }
 
 async function buildTask(config: Config): Promise<Task> {
-  if (config.task.name === undefined) {
-    throw new Error(
-      "train: task.data (a dataset file) is not wired into the training loop yet; use a built-in task.name",
-    );
-  }
-  const t = builtinTask(config.task.name);
-  if (t === undefined) throw new Error(`train: unknown task.name ${config.task.name}`);
-  return await t.build(config.task.options ?? {});
+  // A built-in task, or a dataset file (task.data, --data) checked for training; see task.ts.
+  return await trainingTask(config);
 }
 
 function pct(x: number): string {
@@ -112,12 +126,13 @@ function pct(x: number): string {
  * import assert from "node:assert/strict";
  * const out = await Deno.makeTempDir();
  * const loaded = await loadConfig({
- *   out, steps: "1",
+ *   out, steps: "1", device: "cpu",
  *   set: ["rollout.batchSize=4", "rollout.groupSize=4", "algorithm.microBatchSize=4", "trainer.evalProblems=2",
  *     "trainer.evalSamples=2", "trainer.evalK=2", "rollout.maxNewTokens=4"],
  * });
  * const r = await runTraining(loaded, { log: () => {}, progress: () => {}, report: false });
  * assert.equal(r.step, 1);
+ * assert.equal(r.device.device, "cpu");
  * await Deno.remove(out, { recursive: true });
  * ```
  */
@@ -128,20 +143,15 @@ export async function runTraining(
   const log = options.log ?? ((line: string) => console.log(line));
   const { config } = loaded;
   const t = config.trainer;
-  if (config.model.lora != null) {
-    throw new Error(
-      "train: model.lora is not wired into the training loop yet; remove model.lora (full fine-tuning)",
-    );
-  }
   const task = await buildTask(config);
 
   // The run directory: a new one, or the resumed one truncated to its latest checkpoint.
   let run: RunDir;
-  let checkpointPath: string | null = null;
+  let checkpoint: { path: string; step: number } | null = null;
   if (loaded.resume !== null) {
     run = await RunDir.open(loaded.resume);
     const info = await run.resume();
-    checkpointPath = info.checkpoint?.path ?? null;
+    checkpoint = info.checkpoint;
     log(
       `resume: ${run.path} from ${
         info.checkpoint === null
@@ -157,22 +167,100 @@ export async function runTraining(
   }
   log(`run directory: ${run.path}`);
 
+  // The device: every tensor of the run (policy, reference, value head, rollout, scoring, the
+  // update, AdamW's moments) is created on its backend, the default while the run lasts.
+  let device: TrainDevice | null = null;
+  const previous = getBackend();
+  let result: Omit<RunResult, "dir">;
+  try {
+    device = await selectTrainDevice(t.device);
+    log(deviceLine(device));
+    await recordDevice(run.path, device, checkpoint?.step ?? 0);
+    setBackend(device.backend);
+    result = await trainOnDevice(config, task, run, checkpoint?.path ?? null, device, {
+      ...options,
+      log,
+    });
+  } finally {
+    setBackend(previous);
+    await run.close();
+    device?.release();
+  }
+
+  if (options.report ?? true) {
+    const path = await writeReport(run.path);
+    log(`report: ${path}`);
+  }
+  const metrics = await run.readMetrics();
+  const evals = await run.readEval();
+  log(summaryTable(runSummary(metrics, evals) as unknown as Record<string, unknown>[]));
+  const first = evals.find((e) => e.step === 0);
+  const last = evals.at(-1);
+  if (first !== undefined && last !== undefined) {
+    log(
+      `held-out pass@1: ${pct(first["pass@1"])} -> ${pct(last["pass@1"])} (${
+        ((last["pass@1"] - first["pass@1"]) * 100).toFixed(1)
+      } points); pass@${last.k}: ${pct(first["pass@k"])} -> ${
+        pct(last["pass@k"])
+      } (step ${first.step} -> ${last.step}, ${last.problems} problems x ${last.n} samples)`,
+    );
+  }
+  if (result.interrupted) {
+    log(`train: stopped at step ${result.step}; continue with --resume ${run.path}`);
+  }
+  return { dir: run.path, ...result };
+}
+
+/** The run's model side on its device: load, evaluate, train, checkpoint (see the module doc). */
+async function trainOnDevice<R extends TaskRow>(
+  config: Config,
+  task: Task<R>,
+  run: RunDir,
+  checkpointPath: string | null,
+  device: TrainDevice,
+  options: RunOptions & { log: (line: string) => void },
+): Promise<Omit<RunResult, "dir">> {
+  const { log } = options;
+  const t = config.trainer;
+  const lora = config.model.lora ?? null;
+
   // The policy, its reference (β > 0 only), the optimizer; from the checkpoint when resuming.
+  // With LoRA the base is always model.checkpoint (a LoRA checkpoint holds the adapters only)
+  // and the reference is that base with the adapters detached, not a second copy.
   const init = await loadPolicy(config.model.checkpoint);
   const tokenizer: Tokenizer = init.tokenizer;
   const beta = config.algorithm.kl.beta;
   let model: CausalLM;
-  let ref: CausalLM | null = null;
+  let ref: CausalLM | "base" | null = null;
   let start = 0;
   let dataPosition = 0;
-  let resumed: Awaited<ReturnType<typeof loadTrainState>> | null = null;
+  let resumed: LoadedTrainState | null = null;
   let headWeights: Map<string, Tensor> | undefined = init.extra.size > 0 ? init.extra : undefined;
   if (checkpointPath !== null) {
     resumed = await loadTrainState(checkpointPath);
-    model = CausalLM.fromParams(resumed.config, resumed.params);
     start = resumed.state.step;
     dataPosition = resumed.state.dataPosition;
     headWeights = resumed.extra.size > 0 ? resumed.extra : undefined;
+    if ((resumed.lora !== null) !== (lora !== null)) {
+      init.model.dispose();
+      throw new Error(
+        `train: checkpoint ${checkpointPath} is ${
+          resumed.lora !== null ? "a LoRA" : "a full"
+        } checkpoint but model.lora is ${
+          lora !== null ? "set" : "not set"
+        }; resume with the config the run was started with`,
+      );
+    }
+  }
+  if (lora !== null) {
+    model = init.model;
+    attachRunLora(model, lora, {
+      seed: t.seed,
+      ...(resumed?.lora != null ? { weights: resumed.lora.weights } : {}),
+    });
+    if (beta > 0) ref = "base";
+  } else if (resumed !== null) {
+    model = CausalLM.fromParams(resumed.config!, resumed.params);
     if (beta > 0) ref = init.model;
     else init.model.dispose();
   } else if (beta > 0) {
@@ -191,6 +279,17 @@ export async function runTraining(
   });
   if (resumed !== null) optimizer.loadState(resumed.optimizer);
   const factor = lrFactor(config);
+  const format = promptFormat(tokenizer);
+  const trainable = model.parameters().reduce((n, p) => n + p.size, 0);
+  log(
+    `model: ${config.model.checkpoint} (${model.config.modelType}, ${
+      parameterCount(model.config).toLocaleString("en-US")
+    } parameters, ${trainable.toLocaleString("en-US")} trained${
+      lora !== null
+        ? ` by LoRA r=${lora.rank} alpha=${lora.alpha} on ${lora.targetModules.join(", ")}`
+        : ""
+    }; ${format} prompts; stops on token ids ${init.eosTokenIds.join(", ")}; on ${device.device})`,
+  );
 
   const held = heldOutProblems(task, t.evalProblems);
   const stream = new TrainStream(
@@ -208,6 +307,7 @@ export async function runTraining(
       seed: t.seed,
       sampling,
       maxNewTokens: config.rollout.maxNewTokens,
+      eosTokenIds: init.eosTokenIds,
     });
   const evalRecord = (step: number, r: EvalResult) => ({
     step,
@@ -220,19 +320,6 @@ export async function runTraining(
     "time/eval_s": r.seconds,
   });
 
-  let before: EvalResult | null = null;
-  let after: EvalResult | null = null;
-  if (start === 0) {
-    before = await evalNow();
-    after = before;
-    await run.appendEval(evalRecord(0, before));
-    log(
-      `held-out before training: pass@1 ${pct(before.passAt1)}, pass@${before.k} ${
-        pct(before.passAtK)
-      } (${before.problems} problems x ${before.n} samples, ${before.seconds.toFixed(1)} s)`,
-    );
-  }
-
   let stop = false;
   const onSigint = () => {
     if (stop) Deno.exit(130);
@@ -240,7 +327,7 @@ export async function runTraining(
     log("\ntrain: Ctrl-C - finishing this step and saving a checkpoint (Ctrl-C again to quit now)");
   };
   const handle = options.handleSignals ?? true;
-  if (handle) Deno.addSignalListener("SIGINT", onSigint);
+  let listening = false;
 
   const save = async (step: number) => {
     const dir = await run.beginCheckpoint(step);
@@ -248,19 +335,38 @@ export async function runTraining(
       step,
       seed: t.seed,
       dataPosition: stream.position,
-    });
+    }, { generationConfig: init.generationConfig, baseModel: config.model.checkpoint });
+    if (lora !== null && step === t.steps) {
+      await saveMergedModel(join(dir, LORA_FILES.merged), model, tokenizer, init.generationConfig);
+    }
     await run.completeCheckpoint(step);
   };
 
-  const progress = new ProgressBar({
-    total: t.steps,
-    start,
-    ...(options.progress !== undefined ? { write: options.progress, tty: false } : {}),
-  });
+  let before: EvalResult | null = null;
+  let after: EvalResult | null = null;
   let step = start;
   let interrupted = false;
-  let lastPass1 = before?.passAt1 ?? null;
   try {
+    if (start === 0) {
+      before = await evalNow();
+      after = before;
+      await run.appendEval(evalRecord(0, before));
+      log(
+        `held-out before training: pass@1 ${pct(before.passAt1)}, pass@${before.k} ${
+          pct(before.passAtK)
+        } (${before.problems} problems x ${before.n} samples, ${before.seconds.toFixed(1)} s)`,
+      );
+    }
+    if (handle) {
+      Deno.addSignalListener("SIGINT", onSigint);
+      listening = true;
+    }
+    const progress = new ProgressBar({
+      total: t.steps,
+      start,
+      ...(options.progress !== undefined ? { write: options.progress, tty: false } : {}),
+    });
+    let lastPass1 = before?.passAt1 ?? null;
     while (step < t.steps) {
       step++;
       const lr = config.optimizer.lr * factor(step - 1);
@@ -278,6 +384,8 @@ export async function runTraining(
         overlong: config.algorithm.overlong.enabled
           ? { buffer: config.algorithm.overlong.buffer, penalty: config.algorithm.overlong.penalty }
           : null,
+        formatWeight: config.task.formatWeight,
+        eosTokenIds: init.eosTokenIds,
       });
       const trainStarted = performance.now();
       const u = await trainStep({ config, model, ref, optimizer }, r.items);
@@ -294,6 +402,14 @@ export async function runTraining(
         "accuracy/mean": rewards.length > 0
           ? r.items.reduce((x, it) => x + it.correct, 0) / n
           : null,
+        // Only with a format reward, so a run without one keeps its records' bytes.
+        ...(config.task.formatWeight > 0
+          ? {
+            "format/mean": rewards.length > 0
+              ? r.items.reduce((x, it) => x + (it.format ?? 0), 0) / n
+              : null,
+          }
+          : {}),
         frac_zero_std_groups: r.fracZeroStdGroups,
         "response_length/mean": rewards.length > 0
           ? r.items.reduce((x, it) => x + it.completionIds.length, 0) / n
@@ -348,30 +464,18 @@ export async function runTraining(
     }
     progress.finish({ pass1: lastPass1 });
   } finally {
-    if (handle) Deno.removeSignalListener("SIGINT", onSigint);
-    await run.close();
+    if (listening) Deno.removeSignalListener("SIGINT", onSigint);
     optimizer.dispose();
     model.dispose();
-    ref?.dispose();
+    if (ref !== "base") ref?.dispose();
   }
-  if (options.report ?? true) {
-    const path = await writeReport(run.path);
-    log(`report: ${path}`);
-  }
-  const metrics = await run.readMetrics();
-  const evals = await run.readEval();
-  log(summaryTable(runSummary(metrics, evals) as unknown as Record<string, unknown>[]));
-  const first = evals.find((e) => e.step === 0);
-  const last = evals.at(-1);
-  if (first !== undefined && last !== undefined) {
-    log(
-      `held-out pass@1: ${pct(first["pass@1"])} -> ${pct(last["pass@1"])} (${
-        ((last["pass@1"] - first["pass@1"]) * 100).toFixed(1)
-      } points); pass@${last.k}: ${pct(first["pass@k"])} -> ${
-        pct(last["pass@k"])
-      } (step ${first.step} -> ${last.step}, ${last.problems} problems x ${last.n} samples)`,
-    );
-  }
-  if (interrupted) log(`train: stopped at step ${step}; continue with --resume ${run.path}`);
-  return { dir: run.path, step, interrupted, before, after };
+  const record: DeviceRecord = {
+    startStep: start,
+    choice: device.choice,
+    device: device.device,
+    reason: device.reason,
+    adapter: device.adapter,
+    softwareAdapter: device.softwareAdapter,
+  };
+  return { step, interrupted, before, after, device: record };
 }

@@ -3,7 +3,10 @@
  * written and read: the optimizer state (`optimizer.json` + `optimizer.bin`), the random state
  * (`rng.json`) and the data iterator (`data.json`); the model itself is a Hugging Face folder
  * (`config.json`, `model.safetensors`, the value head as extra `v_head.*` tensors, the
- * tokenizer files) written by `saveCheckpoint`, so a checkpoint also loads as a policy.
+ * tokenizer files, `generation_config.json`) written by `saveCheckpoint`, so a checkpoint also
+ * loads as a policy. With LoRA the model part is the adapters alone, as a PEFT folder
+ * (`adapter_model.safetensors`, `adapter_config.json`, see `lora.ts`), since the base weights do
+ * not change and are read from `model.checkpoint` again on resume.
  *
  * Design decisions: the optimizer's buffers are stored as raw little-endian bytes of their own
  * typed arrays (no conversion), so a resumed run continues with bit-identical moments; the
@@ -18,6 +21,7 @@ import { join } from "node:path";
 import {
   type CausalLM,
   loadCheckpoint,
+  LoraAdapters,
   type ModelConfig,
   saveCheckpoint,
   type Tokenizer,
@@ -25,6 +29,12 @@ import {
 } from "@rlvr/policy";
 import type { AdamWHyperparams, OptimizerState, Tensor } from "@rlvr/tensor";
 import { writeFileAtomic } from "../run/atomic.ts";
+import {
+  isLoraCheckpoint,
+  loadLoraCheckpoint,
+  type LoraCheckpoint,
+  saveLoraCheckpoint,
+} from "./lora.ts";
 
 /** The non-model state of a checkpoint. */
 export interface TrainState {
@@ -52,9 +62,17 @@ interface BufferRef {
   length: number;
 }
 
+/** Options of {@link saveTrainState}. */
+export interface SaveTrainStateOptions {
+  /** Written as `generation_config.json` (full fine-tuning only; default: none). */
+  generationConfig?: Record<string, unknown> | null;
+  /** `model.checkpoint`, recorded as a LoRA checkpoint's `base_model_name_or_path`. */
+  baseModel?: string;
+}
+
 /**
- * Writes the model (with its value head, if any), tokenizer, optimizer, RNG and data state into
- * `dir` (which must exist).
+ * Writes the model (with its value head, if any; only the adapters when it has LoRA adapters),
+ * tokenizer, optimizer, RNG and data state into `dir` (which must exist).
  *
  * @example Usage
  * ```ts
@@ -79,13 +97,24 @@ export async function saveTrainState(
   tokenizer: Tokenizer,
   optimizer: { state(): Promise<OptimizerState> },
   state: TrainState,
+  options: SaveTrainStateOptions = {},
 ): Promise<void> {
-  const extra = new Map<string, Tensor>();
-  const head = model.extension("valueHead");
-  if (head instanceof ValueHead) {
-    for (const [n, t] of head.namedParameters()) extra.set(n, t);
+  if (model.extension("lora") instanceof LoraAdapters) {
+    await saveLoraCheckpoint(dir, model, options.baseModel ?? "");
+  } else {
+    const extra = new Map<string, Tensor>();
+    const head = model.extension("valueHead");
+    if (head instanceof ValueHead) {
+      for (const [n, t] of head.namedParameters()) extra.set(n, t);
+    }
+    const generationConfig = options.generationConfig ?? null;
+    await saveCheckpoint(dir, {
+      config: model.config,
+      params: model.params,
+      extra,
+      ...(generationConfig !== null ? { generationConfig } : {}),
+    });
   }
-  await saveCheckpoint(dir, { config: model.config, params: model.params, extra });
   if ("save" in tokenizer && typeof tokenizer.save === "function") {
     await (tokenizer.save as (d: string) => Promise<void>)(dir);
   }
@@ -131,12 +160,14 @@ export async function saveTrainState(
 export interface LoadedTrainState {
   /** Step, seed and data position. */
   state: TrainState;
-  /** The model config. */
-  config: ModelConfig;
-  /** The model parameters (Hugging Face names). */
+  /** The model config (null for a LoRA checkpoint: its base is `model.checkpoint`). */
+  config: ModelConfig | null;
+  /** The model parameters (Hugging Face names); empty for a LoRA checkpoint. */
   params: Map<string, Tensor>;
   /** The value head tensors, when saved. */
   extra: Map<string, Tensor>;
+  /** The adapters and their settings, for a LoRA checkpoint; else null. */
+  lora: Omit<LoraCheckpoint, "valueHead"> | null;
   /** The optimizer state, for `optimizer.loadState` of an AdamW. */
   optimizer: OptimizerState<AdamWHyperparams>;
 }
@@ -152,7 +183,14 @@ export interface LoadedTrainState {
  * ```
  */
 export async function loadTrainState(dir: string): Promise<LoadedTrainState> {
-  const ckpt = await loadCheckpoint(dir, { allowExtra: ["v_head.*"] });
+  let model: Pick<LoadedTrainState, "config" | "params" | "extra" | "lora">;
+  if (await isLoraCheckpoint(dir)) {
+    const { valueHead, ...lora } = await loadLoraCheckpoint(dir);
+    model = { config: null, params: new Map(), extra: valueHead, lora };
+  } else {
+    const ckpt = await loadCheckpoint(dir, { allowExtra: ["v_head.*"] });
+    model = { config: ckpt.config, params: ckpt.params, extra: ckpt.extra, lora: null };
+  }
   const meta = JSON.parse(await Deno.readTextFile(join(dir, STATE_FILES.optimizer)));
   const bin = await Deno.readFile(join(dir, STATE_FILES.optimizerBin));
   const params = (meta.params as ({ step: number; buffers: Record<string, BufferRef> } | null)[])
@@ -174,9 +212,7 @@ export async function loadTrainState(dir: string): Promise<LoadedTrainState> {
   const data = JSON.parse(await Deno.readTextFile(join(dir, STATE_FILES.data)));
   return {
     state: { step: data.step, seed: rng.seed, dataPosition: data.position },
-    config: ckpt.config,
-    params: ckpt.params,
-    extra: ckpt.extra,
+    ...model,
     optimizer: { kind: meta.kind, stepCount: meta.stepCount, groups: meta.groups, params },
   };
 }

@@ -10,7 +10,11 @@
  * - **Old log-probs are recomputed by the learner** under `noGrad` before the first epoch (the
  *   veRL convention), so the first epoch's ratio is exactly 1 and the sampler's numerics never
  *   enter the ratio; the sampler's log-probs are only compared with them (`sampler_logprob_diff`).
- * - **No reference model unless β > 0**: the caller passes `ref` only then.
+ * - **No reference model unless β > 0**: the caller passes `ref` only then; with LoRA it passes
+ *   `"base"`, the policy itself with its adapters detached (`withoutAdapters`), instead of a
+ *   second copy of the weights.
+ * - Every tensor is created on the default backend, which the run sets to its device, so the
+ *   scoring, the loss, the backward pass and AdamW run there.
  * - A non-finite gradient norm skips the optimizer step (logged), instead of writing NaN into
  *   the weights.
  *
@@ -33,6 +37,7 @@ import {
 } from "@rlvr/tensor";
 import type { Config } from "../config/types.ts";
 import { estimatorSettings, policyLossOptions } from "../config/mapping.ts";
+import { withoutAdapters } from "./lora.ts";
 import type { RolloutItem } from "./rollout.ts";
 
 /** The metrics of one update (the trainer's part of a `metrics.jsonl` record). */
@@ -63,9 +68,12 @@ export interface TrainContext {
   config: Config;
   /** The policy (with a value head for GAE). */
   model: CausalLM;
-  /** The frozen reference, only when `algorithm.kl.beta > 0`. */
-  ref: CausalLM | null;
-  /** AdamW over `model.parameters()`. */
+  /**
+   * The frozen reference, only when `algorithm.kl.beta > 0`: a model, or `"base"` for the
+   * policy with its LoRA adapters detached (no second copy of the weights).
+   */
+  ref: CausalLM | "base" | null;
+  /** AdamW over `model.parameters()` (the adapters alone with LoRA). */
   optimizer: Optimizer;
 }
 
@@ -181,7 +189,9 @@ export async function trainStep(
       return s.logprobs;
     });
   const old = await host(scoreNoGrad(model));
-  const refLp = ref !== null ? await host(scoreNoGrad(ref)) : null;
+  const refLp = ref === null ? null : await host(
+    ref === "base" ? withoutAdapters(model, () => scoreNoGrad(model)) : scoreNoGrad(ref),
+  );
   const gae = a.estimator === "gae";
   const oldValues = gae ? await host(noGrad(() => completionValues(model, items))) : null;
   let diff = 0;

@@ -1,0 +1,153 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { getBackend } from "@rlvr/tensor";
+import { loadConfig } from "../config/load.ts";
+import { readJsonl } from "../run/jsonl.ts";
+import {
+  deviceLine,
+  readDeviceRecords,
+  recordDevice,
+  selectTrainDevice,
+  type TrainDevice,
+} from "./device.ts";
+import { runTraining } from "./run.ts";
+
+Deno.test("selectTrainDevice: cpu is the process's CPU backend and looks for no adapter; a bad choice names trainer.device", async () => {
+  const d = await selectTrainDevice("cpu");
+  assert.equal(d.backend, getBackend());
+  assert.deepEqual([d.device, d.choice, d.reason, d.adapter], ["cpu", "cpu", "requested", null]);
+  assert.equal(deviceLine(d), "device: cpu (trainer.device cpu: requested)");
+  await assert.rejects(selectTrainDevice("gpu"), /got "gpu" \(from trainer\.device\)/);
+});
+
+Deno.test("recordDevice: device.json keeps one entry per process, in order", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const cpu = await selectTrainDevice("cpu");
+    const fake: TrainDevice = { ...cpu, choice: "auto", reason: "no adapter" };
+    await recordDevice(dir, cpu, 0);
+    const all = await recordDevice(dir, fake, 7);
+    assert.deepEqual(all, await readDeviceRecords(dir));
+    assert.deepEqual(all.map((r) => [r.startStep, r.choice, r.reason]), [
+      [0, "cpu", "requested"],
+      [7, "auto", "no adapter"],
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// WebGPU (Mesa's software adapter here): the same run on both devices.
+
+function env(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
+}
+
+const inCi = env("CI") === "true" || env("CI") === "1";
+const adapter = await globalThis.navigator?.gpu?.requestAdapter().catch(() => null) ?? null;
+if (adapter === null && !inCi) {
+  console.warn("train --device webgpu tests skipped: no WebGPU adapter");
+}
+
+function gpuTest(name: string, fn: () => Promise<void>): void {
+  Deno.test({
+    name: `webgpu: ${name}`,
+    ignore: adapter === null && !inCi,
+    // A WebGPU device's `lost` promise stays pending by design.
+    sanitizeOps: false,
+    sanitizeResources: false,
+    fn: async () => {
+      if (adapter === null) throw new Error("CI=true but navigator.gpu found no WebGPU adapter");
+      await fn();
+    },
+  });
+}
+
+type Metrics = Record<string, number | null>;
+
+async function twoSteps(root: string, device: string, config: string, set: string[]) {
+  const loaded = await loadConfig({
+    config,
+    device,
+    out: root,
+    steps: "2",
+    set: [...set, `output.name=${config}-${device}`],
+  });
+  const r = await runTraining(loaded, {
+    log: () => {},
+    progress: () => {},
+    report: false,
+    handleSignals: false,
+  });
+  const metrics = (await readJsonl<Metrics>(join(r.dir, "metrics.jsonl"))).records;
+  return { r, metrics };
+}
+
+// Tiny sizes (8 responses of at most 6 tokens, 4 held-out problems x 2 samples): the software
+// adapter runs WGSL on the CPU at about 1 GFLOP/s, and both configs on both devices take about
+// 20 s. Two configs together load a policy, a reference (β > 0) and a value head on the device
+// and run two micro-batches and two PPO epochs through the update.
+const SMALL = [
+  "rollout.batchSize=8",
+  "algorithm.microBatchSize=4",
+  "rollout.maxNewTokens=6",
+  "trainer.evalProblems=4",
+  "trainer.evalSamples=2",
+  "trainer.evalK=2",
+];
+
+gpuTest(
+  "a 2-step run with --device webgpu agrees with --device cpu at step 1 (GRPO with KL, PPO with a value head)",
+  async () => {
+    const root = await Deno.makeTempDir();
+    try {
+      for (
+        const [config, set] of [
+          ["grpo", [...SMALL, "rollout.groupSize=4", "algorithm.kl.beta=0.04"]],
+          ["ppo", SMALL],
+        ] as const
+      ) {
+        const gpu = await twoSteps(root, "webgpu", config, [...set]);
+        const cpu = await twoSteps(root, "cpu", config, [...set]);
+        assert.equal(gpu.r.device.device, "webgpu");
+        assert.match(gpu.r.device.reason, /^requested; (software|hardware) adapter /);
+        assert.deepEqual((await readDeviceRecords(gpu.r.dir)).map((d) => d.device), ["webgpu"]);
+        assert.equal(cpu.r.device.device, "cpu");
+        // Both steps finish and nothing is NaN.
+        assert.deepEqual(gpu.metrics.map((m) => m.step), [1, 2]);
+        for (const m of gpu.metrics) {
+          for (const [k, v] of Object.entries(m)) {
+            assert.ok(v === null || Number.isFinite(v), `${config} webgpu ${k} = ${v}`);
+          }
+        }
+        const [g, c] = [gpu.metrics[0]!, cpu.metrics[0]!];
+        const report = ["reward/mean", "pg_loss", "grad_norm", "entropy", "kl", "vf_loss"].map((
+          k,
+        ) => `${k} ${g[k]} vs ${c[k]}`);
+        console.log(`${config} step 1, webgpu vs cpu: ${report.join("; ")}`);
+        // Tolerances. The draws are keyed, so both devices sample the same tokens unless a logit
+        // differs enough (here ~1e-6) to move a draw across a boundary: the rewards must be equal.
+        // Losses are O(1) sums of f32 terms, computed with different kernels and summation orders:
+        // absolute 1e-5 (GRPO's policy loss is ~1e-8, a sum that cancels, so no relative check).
+        // The gradient norm and the entropy: relative 1e-4.
+        assert.equal(g["reward/mean"], c["reward/mean"], `${config} reward`);
+        assert.ok(Math.abs(g.pg_loss! - c.pg_loss!) <= 1e-5, `${config} pg_loss: ${report}`);
+        for (const k of ["grad_norm", "entropy"]) {
+          assert.ok(Math.abs(g[k]! - c[k]!) <= 1e-4 * Math.abs(c[k]!), `${config} ${k}: ${report}`);
+        }
+        assert.ok(c.grad_norm! > 0, `${config}: a zero gradient would compare nothing`);
+        if (c.kl != null) assert.ok(Math.abs(g.kl! - c.kl) <= 1e-5, `${config} kl: ${report}`);
+        if (c.vf_loss != null) {
+          assert.ok(Math.abs(g.vf_loss! - c.vf_loss) <= 1e-5, `${config} vf_loss: ${report}`);
+        }
+      }
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+);

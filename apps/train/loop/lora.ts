@@ -1,0 +1,382 @@
+/**
+ * LoRA in the training loop (`model.lora`): attaching `@rlvr/policy`'s adapters to the policy,
+ * the reference policy as the same model with its adapters switched off, and the files a LoRA
+ * checkpoint holds.
+ *
+ * Design decisions:
+ * - **Only the adapters train**: `attachLora` freezes the base, so `model.parameters()` (what the
+ *   optimizer is built over) is the adapter tensors (and a value head, if any); the base weights
+ *   are never written.
+ * - **The reference is the base, not a copy**: with `algorithm.kl.beta > 0` the reference
+ *   log-probs are computed by the policy itself with its adapters detached for that one
+ *   (synchronous, gradient-free) scoring call and attached again right after, so a LoRA run holds
+ *   one set of base weights. Since the adapters only add a term, the policy without them is
+ *   exactly the frozen base. Extensions are re-attached in their original order (LoRA, then the
+ *   value head) so `model.parameters()` keeps its order, which the optimizer state relies on.
+ * - **A LoRA checkpoint is a PEFT adapter folder**: `adapter_model.safetensors` (PEFT names) and
+ *   `adapter_config.json` (`r`, `lora_alpha`, `target_modules`, `base_model_name_or_path`), plus
+ *   a value head in `value_head.safetensors`; not the base weights, which resume reads from
+ *   `model.checkpoint` again (they never change). Loaded adapters are put back in the order a
+ *   fresh `attachLora` creates them (layer, then module in `LORA_TARGETS` order, A before B), not
+ *   the file's order, so the optimizer's moments go to the right tensors.
+ * - **The final checkpoint also gets `merged/`**, a plain Hugging Face model folder with
+ *   `W + (alpha / r)·B·A` in every adapted weight, computed into new tensors (the live base is
+ *   not touched), which `transformers`' `AutoModelForCausalLM.from_pretrained` and `loadPolicy`
+ *   read.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import {
+  attachLora,
+  type CausalLM,
+  LORA_TARGETS,
+  LoraAdapters,
+  saveCheckpoint,
+  type Tokenizer,
+} from "@rlvr/policy";
+import { loadSafetensors, noGrad, saveSafetensors, type Tensor, tidy } from "@rlvr/tensor";
+import type { LoraConfig } from "../config/types.ts";
+import { writeFileAtomic } from "../run/atomic.ts";
+
+/** File names of a LoRA checkpoint (inside `checkpoints/step-N/`). */
+export const LORA_FILES: Readonly<
+  { adapters: string; config: string; valueHead: string; merged: string }
+> = Object.freeze({
+  adapters: "adapter_model.safetensors",
+  config: "adapter_config.json",
+  valueHead: "value_head.safetensors",
+  merged: "merged",
+});
+
+const PREFIX = "base_model.model.";
+
+/**
+ * The PEFT names of the adapter tensors of a model with `numLayers` layers, in the order
+ * `attachLora` creates them: layer by layer, modules in `LORA_TARGETS` order, A before B.
+ *
+ * @example Usage
+ * ```ts
+ * import { loraParamNames } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(loraParamNames(1, ["v_proj", "q_proj"]), [
+ *   "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight",
+ *   "base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight",
+ *   "base_model.model.model.layers.0.self_attn.v_proj.lora_A.weight",
+ *   "base_model.model.model.layers.0.self_attn.v_proj.lora_B.weight",
+ * ]);
+ * ```
+ */
+export function loraParamNames(numLayers: number, targetModules: readonly string[]): string[] {
+  const ordered = LORA_TARGETS.filter((t) => targetModules.includes(t));
+  const names: string[] = [];
+  for (let layer = 0; layer < numLayers; layer++) {
+    for (const target of ordered) {
+      const block = ["gate_proj", "up_proj", "down_proj"].includes(target) ? "mlp" : "self_attn";
+      const path = `${PREFIX}model.layers.${layer}.${block}.${target}`;
+      names.push(`${path}.lora_A.weight`, `${path}.lora_B.weight`);
+    }
+  }
+  return names;
+}
+
+/**
+ * The adapters {@link attachRunLora} attached: `@rlvr/policy`'s `LoraAdapters`, seen through
+ * what the training loop uses.
+ *
+ * @example Usage
+ * ```ts
+ * import { type AttachedLora, attachRunLora, loadPolicy } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const { model } = await loadPolicy("builtin:tiny");
+ * const lora: AttachedLora = attachRunLora(model, { rank: 2, alpha: 4, targetModules: ["q_proj"] }, { seed: 0 });
+ * assert.equal(lora.scale, 2);
+ * model.dispose();
+ * ```
+ */
+export interface AttachedLora {
+  /** Adapter tensors by PEFT name (`...lora_A.weight`, `...lora_B.weight`), in creation order. */
+  readonly params: Map<string, Tensor>;
+  /** `r`. */
+  readonly rank: number;
+  /** `lora_alpha`. */
+  readonly alpha: number;
+  /** `alpha / r`. */
+  readonly scale: number;
+  /** Whether the adapters are folded into the base weights (never, in the training loop). */
+  readonly merged: boolean;
+}
+
+/**
+ * Attaches `model.lora`'s adapters: fresh ones (A seeded by `seed`, B zero) or `weights` read
+ * from a checkpoint (any order; see the module doc).
+ *
+ * @example Usage
+ * ```ts
+ * import { attachRunLora, loadPolicy } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const { model } = await loadPolicy("builtin:tiny");
+ * const lora = attachRunLora(model, { rank: 2, alpha: 4, targetModules: ["q_proj", "v_proj"] }, { seed: 0 });
+ * assert.deepEqual(model.parameters(), [...lora.params.values()]); // the base is frozen
+ * model.dispose();
+ * ```
+ */
+export function attachRunLora(
+  model: CausalLM,
+  lora: LoraConfig,
+  opts: { seed: number; weights?: Map<string, Tensor> },
+): AttachedLora {
+  const base = { rank: lora.rank, alpha: lora.alpha, targetModules: lora.targetModules };
+  if (opts.weights === undefined) return attachLora(model, { ...base, seed: opts.seed });
+  const names = loraParamNames(model.config.numLayers, lora.targetModules);
+  const weights = opts.weights;
+  const missing = names.filter((n) => !weights.has(n));
+  const unexpected = [...weights.keys()].filter((n) => !names.includes(n));
+  if (missing.length + unexpected.length > 0) {
+    throw new Error(
+      `train: the checkpoint's adapters do not fit model.lora (rank ${lora.rank}, targetModules ${
+        lora.targetModules.join(", ")
+      }): ${missing.length} missing (${missing.slice(0, 3).join(", ")}${
+        missing.length > 3 ? ", ..." : ""
+      }), ${unexpected.length} unexpected (${unexpected.slice(0, 3).join(", ")}${
+        unexpected.length > 3 ? ", ..." : ""
+      }); resume with the model.lora the run was started with`,
+    );
+  }
+  return attachLora(model, {
+    ...base,
+    weights: new Map(names.map((n) => [n, weights.get(n)!])),
+  });
+}
+
+/**
+ * Runs `fn` on the model with its LoRA adapters detached (the frozen base; see the module doc),
+ * then attaches them again in the original order. Without adapters it just runs `fn`. `fn` must
+ * be synchronous, so nothing else can see the model in between.
+ *
+ * @example Usage
+ * ```ts
+ * import { attachRunLora, loadPolicy, withoutAdapters } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const { model } = await loadPolicy("builtin:tiny");
+ * attachRunLora(model, { rank: 2, alpha: 4, targetModules: ["q_proj"] }, { seed: 0 });
+ * assert.equal(withoutAdapters(model, () => model.extension("lora")), undefined);
+ * assert.ok(model.extension("lora") !== undefined);
+ * model.dispose();
+ * ```
+ */
+export function withoutAdapters<T>(model: CausalLM, fn: () => T): T {
+  const lora = model.extension("lora");
+  if (lora === undefined) return fn();
+  // Detach everything attached after LoRA too, so re-attaching restores the order.
+  const head = model.extension("valueHead");
+  if (head !== undefined) model.detach(head);
+  model.detach(lora);
+  try {
+    const out = fn();
+    if (out instanceof Promise) {
+      throw new Error("withoutAdapters: fn must be synchronous (the model is shared)");
+    }
+    return out;
+  } finally {
+    model.attach(lora);
+    if (head !== undefined) model.attach(head);
+  }
+}
+
+/** What {@link loadLoraCheckpoint} reads. */
+export interface LoraCheckpoint {
+  /** `r`. */
+  rank: number;
+  /** `lora_alpha`. */
+  alpha: number;
+  /** `target_modules`. */
+  targetModules: string[];
+  /** Adapter tensors by PEFT name. */
+  weights: Map<string, Tensor>;
+  /** Value head tensors (`v_head.*`), empty when none was saved. */
+  valueHead: Map<string, Tensor>;
+}
+
+/**
+ * Whether `dir` holds a LoRA checkpoint (an `adapter_config.json`).
+ *
+ * @example Usage
+ * ```ts
+ * import { isLoraCheckpoint } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * assert.equal(await isLoraCheckpoint("/nonexistent"), false);
+ * ```
+ */
+export async function isLoraCheckpoint(dir: string): Promise<boolean> {
+  try {
+    return (await Deno.stat(join(dir, LORA_FILES.config))).isFile;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Writes the adapters as a PEFT folder (`adapter_model.safetensors`, `adapter_config.json`) and
+ * the value head, if any, as `value_head.safetensors` into `dir` (which must exist).
+ *
+ * @example Usage
+ * ```ts
+ * import { attachRunLora, loadLoraCheckpoint, loadPolicy, saveLoraCheckpoint } from "@rlvr/train";
+ * import { LoraAdapters } from "@rlvr/policy";
+ * import assert from "node:assert/strict";
+ * const { model } = await loadPolicy("builtin:tiny");
+ * const lora = attachRunLora(model, { rank: 2, alpha: 4, targetModules: ["v_proj"] }, { seed: 0 });
+ * const dir = await Deno.makeTempDir();
+ * await saveLoraCheckpoint(dir, model, "builtin:tiny");
+ * const back = await loadLoraCheckpoint(dir);
+ * assert.equal(back.rank, 2);
+ * assert.deepEqual([...back.weights.keys()].sort(), [...lora.params.keys()].sort());
+ * back.weights.forEach((t) => t.dispose());
+ * model.dispose();
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function saveLoraCheckpoint(
+  dir: string,
+  model: CausalLM,
+  baseModel: string,
+): Promise<void> {
+  const lora = model.extension("lora");
+  if (!(lora instanceof LoraAdapters)) {
+    throw new Error("saveLoraCheckpoint: the model has no LoRA adapters; use saveCheckpoint");
+  }
+  await saveSafetensors(join(dir, LORA_FILES.adapters), Object.fromEntries(lora.params), {
+    metadata: { format: "pt" },
+  });
+  const head = model.extension("valueHead");
+  if (head !== undefined) {
+    await saveSafetensors(
+      join(dir, LORA_FILES.valueHead),
+      Object.fromEntries(head.namedParameters()),
+      { metadata: { format: "pt" } },
+    );
+  }
+  const config = {
+    peft_type: "LORA",
+    task_type: "CAUSAL_LM",
+    base_model_name_or_path: baseModel,
+    r: lora.rank,
+    lora_alpha: lora.alpha,
+    lora_dropout: 0,
+    target_modules: [...lora.targetModules],
+    bias: "none",
+    fan_in_fan_out: false,
+    inference_mode: true,
+    init_lora_weights: true,
+    modules_to_save: null,
+    use_rslora: false,
+    use_dora: false,
+  };
+  await writeFileAtomic(join(dir, LORA_FILES.config), JSON.stringify(config, null, 2) + "\n");
+}
+
+/**
+ * Reads a LoRA checkpoint written by {@link saveLoraCheckpoint} (or a PEFT LoRA folder without
+ * biases): the settings, the adapter tensors and the value head.
+ *
+ * @example Usage
+ * ```ts
+ * import { loadLoraCheckpoint } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * await assert.rejects(loadLoraCheckpoint("/nonexistent"), /adapter_config\.json/);
+ * ```
+ */
+export async function loadLoraCheckpoint(dir: string): Promise<LoraCheckpoint> {
+  const where = join(dir, LORA_FILES.config);
+  let config: Record<string, unknown>;
+  try {
+    config = JSON.parse(await Deno.readTextFile(where));
+  } catch (e) {
+    throw new Error(
+      `loadLoraCheckpoint: cannot read ${where} (${(e as Error).message}); pass a LoRA ` +
+        `checkpoint folder written by a run with model.lora`,
+      { cause: e },
+    );
+  }
+  const { r, lora_alpha: alpha, target_modules: targets } = config;
+  if (!Number.isInteger(r) || typeof alpha !== "number" || !Array.isArray(targets)) {
+    throw new Error(
+      `loadLoraCheckpoint: ${where} needs an integer "r", a number "lora_alpha" and a list ` +
+        `"target_modules", got ${
+          JSON.stringify({ r, lora_alpha: alpha, target_modules: targets })
+        }`,
+    );
+  }
+  const weights = await loadSafetensors(join(dir, LORA_FILES.adapters));
+  let valueHead = new Map<string, Tensor>();
+  try {
+    valueHead = await loadSafetensors(join(dir, LORA_FILES.valueHead));
+  } catch (e) {
+    const exists = await Deno.stat(join(dir, LORA_FILES.valueHead)).then(() => true, () => false);
+    if (exists) {
+      weights.forEach((t) => t.dispose());
+      throw e;
+    }
+  }
+  return { rank: r as number, alpha, targetModules: targets as string[], weights, valueHead };
+}
+
+/**
+ * Writes the policy with its adapters folded in (`W + (alpha / r)·B·A`, computed into new
+ * tensors; the model is not changed) as a Hugging Face folder: `config.json`,
+ * `model.safetensors` (with the value head's `v_head.*` tensors when there is one), the
+ * generation config and the tokenizer.
+ *
+ * @example Usage
+ * ```ts
+ * import { attachRunLora, loadPolicy, saveMergedModel } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const { model, tokenizer } = await loadPolicy("builtin:tiny");
+ * attachRunLora(model, { rank: 2, alpha: 4, targetModules: ["q_proj"] }, { seed: 0 });
+ * const dir = await Deno.makeTempDir();
+ * await saveMergedModel(`${dir}/merged`, model, tokenizer, null);
+ * const merged = await loadPolicy(`${dir}/merged`);
+ * assert.equal(merged.model.extension("lora"), undefined);
+ * merged.model.dispose();
+ * model.dispose();
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function saveMergedModel(
+  dir: string,
+  model: CausalLM,
+  tokenizer: Tokenizer,
+  generationConfig: Record<string, unknown> | null,
+): Promise<void> {
+  const lora = model.extension("lora");
+  if (!(lora instanceof LoraAdapters)) {
+    throw new Error("saveMergedModel: the model has no LoRA adapters; use saveCheckpoint");
+  }
+  const folded: Tensor[] = [];
+  const params = new Map(model.params);
+  noGrad(() => {
+    for (const [name, a] of lora.params) {
+      if (!name.endsWith(".lora_A.weight")) continue;
+      const module = name.slice(PREFIX.length, -".lora_A.weight".length);
+      const b = lora.params.get(`${PREFIX}${module}.lora_B.weight`)!;
+      const w = model.params.get(`${module}.weight`)!;
+      const merged = tidy(() => w.add(b.matmul(a).mul(lora.scale)));
+      folded.push(merged);
+      params.set(`${module}.weight`, merged);
+    }
+  });
+  try {
+    const head = model.extension("valueHead");
+    await saveCheckpoint(dir, {
+      config: model.config,
+      params,
+      extra: head === undefined ? new Map() : head.namedParameters(),
+      ...(generationConfig !== null ? { generationConfig } : {}),
+    });
+    await tokenizer.save(dir);
+  } finally {
+    for (const t of folded) t.dispose();
+  }
+}

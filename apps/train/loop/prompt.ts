@@ -1,0 +1,137 @@
+/**
+ * How a task row becomes the policy's prompt, for the built-in char-level model and for a
+ * Hugging Face checkpoint (`--model <folder>`).
+ *
+ * Design decisions, one format per kind of tokenizer:
+ * - **`compact`** for a {@link CharTokenizer} (the built-in tiny model and anything made by
+ *   `deno task pretrain`): `<bos>` then `promptText(row)` (`7*8=` for arithmetic), exactly what
+ *   these models were pre-trained on. They cannot read English instructions, and the default run's
+ *   numbers depend on this format staying byte for byte what it was.
+ * - **`chat`** for a tokenizer with a chat template (an instruct model such as Qwen2.5-Instruct):
+ *   one user message whose content is the row's full `prompt` (the task's own instructions,
+ *   including how to format the answer), rendered with `add_generation_prompt: true` and no
+ *   system message (a template that has a default system prompt, as Qwen2.5's, adds it itself),
+ *   then encoded without adding special tokens, since the template writes them: what
+ *   `transformers`' `apply_chat_template(messages, add_generation_prompt=True, tokenize=True)`
+ *   gives.
+ * - **`plain`** for a Hugging Face tokenizer without a chat template (a base model): the row's
+ *   full `prompt`, encoded with the tokenizer's own special tokens (`addSpecialTokens: true`,
+ *   e.g. Llama's `<|begin_of_text|>`), as `tokenizer(prompt)` in `transformers`.
+ * - The format follows the tokenizer only: the config schema has no switch for it (no
+ *   `task.chatTemplate` field), so a chat model cannot be prompted without its template from a
+ *   config; its template is how it was tuned to be prompted.
+ *
+ * Whether a tokenizer has a chat template is asked of the tokenizer itself (rendering a probe
+ * message), once per tokenizer object.
+ *
+ * @module
+ */
+
+import { CharTokenizer, type Tokenizer } from "@rlvr/policy";
+import type { TaskRow } from "@rlvr/rewards";
+import { promptText } from "../demo/format.ts";
+
+/** How prompts are written for a tokenizer (see the module doc). */
+export type PromptFormat = "compact" | "chat" | "plain";
+
+const formats = new WeakMap<Tokenizer, PromptFormat>();
+
+/**
+ * The prompt format of a tokenizer: `compact` for a {@link CharTokenizer}, `chat` when it has a
+ * chat template, `plain` otherwise.
+ *
+ * @example Usage
+ * ```ts
+ * import { promptFormat, tinyTokenizer } from "@rlvr/train";
+ * import { HfTokenizer } from "@rlvr/policy";
+ * import assert from "node:assert/strict";
+ * assert.equal(promptFormat(tinyTokenizer()), "compact");
+ * const vocab = { a: 0, "<|end|>": 1 };
+ * const json = {
+ *   model: { type: "BPE", vocab, merges: [] },
+ *   added_tokens: [{ id: 1, content: "<|end|>", special: true }],
+ * };
+ * assert.equal(promptFormat(new HfTokenizer(json, { eos_token: "<|end|>" })), "plain");
+ * const chat = new HfTokenizer(json, {
+ *   eos_token: "<|end|>",
+ *   chat_template: "{% for m in messages %}{{ m.content + eos_token }}{% endfor %}",
+ * });
+ * assert.equal(promptFormat(chat), "chat");
+ * ```
+ */
+export function promptFormat(tokenizer: Tokenizer): PromptFormat {
+  const known = formats.get(tokenizer);
+  if (known !== undefined) return known;
+  let format: PromptFormat;
+  if (tokenizer instanceof CharTokenizer) {
+    format = "compact";
+  } else {
+    try {
+      tokenizer.applyChatTemplate([{ role: "user", content: "" }], { addGenerationPrompt: true });
+      format = "chat";
+    } catch (e) {
+      // Only "there is no template" means plain; a template that fails is an error to see.
+      if (!/has no chat_template/.test((e as Error).message)) throw e;
+      format = "plain";
+    }
+  }
+  formats.set(tokenizer, format);
+  return format;
+}
+
+/**
+ * The prompt of a row as text, in the tokenizer's format (for `chat`, the rendered template with
+ * its markers; this is what `samples.jsonl` shows).
+ *
+ * @example Usage
+ * ```ts
+ * import { renderPrompt, tinyTokenizer } from "@rlvr/train";
+ * import { arithmeticTask } from "@rlvr/rewards";
+ * import assert from "node:assert/strict";
+ * const row = arithmeticTask({ digits: 1, chainLength: 1 }).row(0, 0);
+ * assert.equal(renderPrompt(tinyTokenizer(), row), row.expression.replaceAll(" ", "") + "=");
+ * ```
+ */
+export function renderPrompt(
+  tokenizer: Tokenizer,
+  row: TaskRow,
+  format: PromptFormat = promptFormat(tokenizer),
+): string {
+  switch (format) {
+    case "compact":
+      return promptText(row);
+    case "chat":
+      return tokenizer.applyChatTemplate([{ role: "user", content: row.prompt }], {
+        addGenerationPrompt: true,
+      });
+    default:
+      return row.prompt;
+  }
+}
+
+/**
+ * The token ids of a row's prompt in the tokenizer's format: `compact` is BOS (when the tokenizer
+ * has one) then the compact text; `chat` the rendered template encoded without added special
+ * tokens; `plain` the row's prompt with the tokenizer's own special tokens.
+ *
+ * @example Usage
+ * ```ts
+ * import { promptIds, tinyTokenizer } from "@rlvr/train";
+ * import { arithmeticTask } from "@rlvr/rewards";
+ * import assert from "node:assert/strict";
+ * const tok = tinyTokenizer();
+ * const ids = promptIds(tok, arithmeticTask({ digits: 1, chainLength: 1 }).row(0, 0));
+ * assert.equal(ids[0], tok.bosTokenId);
+ * ```
+ */
+export function promptIds(
+  tokenizer: Tokenizer,
+  row: TaskRow,
+  format: PromptFormat = promptFormat(tokenizer),
+): number[] {
+  const text = renderPrompt(tokenizer, row, format);
+  if (format === "plain") return tokenizer.encode(text, { addSpecialTokens: true });
+  const ids = tokenizer.encode(text, { addSpecialTokens: false });
+  if (format === "chat") return ids;
+  return tokenizer.bosTokenId !== null ? [tokenizer.bosTokenId, ...ids] : ids;
+}
