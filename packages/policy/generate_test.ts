@@ -1,14 +1,7 @@
 import assert from "node:assert/strict";
+import { webgpuSuite } from "@rlvr/tensor/testing";
 import fc from "fast-check";
-import {
-  type Backend,
-  getBackend,
-  noGrad,
-  selectBackend,
-  tensor,
-  tidy,
-  withBackend,
-} from "@rlvr/tensor";
+import { type Backend, getBackend, noGrad, tensor, tidy, withBackend } from "@rlvr/tensor";
 import {
   CausalLM,
   CharTokenizer,
@@ -341,32 +334,11 @@ Deno.test("generate: bad options name the field, the value and the fix", async (
 // ---------------------------------------------------------------------------------------------
 // WebGPU (Mesa's software adapter here): the same cache-vs-recompute check on the GPU backend.
 
-function env(name: string): string | undefined {
-  try {
-    return Deno.env.get(name);
-  } catch {
-    return undefined;
-  }
-}
+const suite = await webgpuSuite("generate");
 
-const inCi = env("CI") === "true" || env("CI") === "1";
-let gpu: Backend | null = null;
-let gpuError = "";
-try {
-  gpu = await selectBackend({ device: "webgpu", quiet: true });
-} catch (e) {
-  gpuError = e instanceof Error ? e.message : String(e);
-  if (!inCi) console.warn(`generate WebGPU tests skipped: ${gpuError}`);
-}
-
-Deno.test({
-  name: "webgpu: generate: KV-cached logits match a full recomputation (rtol 1e-4, atol 1e-5)",
-  ignore: gpu === null && !inCi,
-  // The shared device lives across tests; its `lost` promise is a pending op by design.
-  sanitizeOps: false,
-  sanitizeResources: false,
-  fn: async () => {
-    if (gpu === null) throw new Error(`CI=true but no WebGPU backend: ${gpuError}`);
+suite.test(
+  "generate: KV-cached logits match a full recomputation (rtol 1e-4, atol 1e-5)",
+  async (gpu) => {
     // Tolerance: |cached − recomputed| <= 1e-5 + 1e-4·|recomputed| per logit (logits are O(3)).
     // The WebGPU matmul picks kernel variants by shape (a 1-row decode step and a full-sequence
     // forward use different ones), so the two paths agree to f32 rounding, not bit for bit.
@@ -398,4 +370,4 @@ Deno.test({
     model.dispose();
     assert.equal(gpu.memory().liveBuffers, before, "WebGPU buffers leaked");
   },
-});
+);

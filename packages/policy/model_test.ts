@@ -8,13 +8,12 @@ import {
   logprobsOf,
   noGrad,
   Rng,
-  selectBackend,
   type Tensor,
   tensor,
   tidy,
   withBackend,
 } from "@rlvr/tensor";
-import { assertClose, gradcheck } from "@rlvr/tensor/testing";
+import { assertClose, gradcheck, webgpuSuite } from "@rlvr/tensor/testing";
 import { CausalLM, KVCache, type ModelConfig, modelConfig, parameterShapes } from "@rlvr/policy";
 
 // ---------------------------------------------------------------------------------------------
@@ -484,37 +483,7 @@ Deno.test("KVCache: without positions, a cached step continues at cache.length",
 // ---------------------------------------------------------------------------------------------
 // WebGPU (Mesa's software adapter here): same scenarios on the GPU backend.
 
-function env(name: string): string | undefined {
-  try {
-    return Deno.env.get(name);
-  } catch {
-    return undefined;
-  }
-}
-
-const inCi = env("CI") === "true" || env("CI") === "1";
-let gpu: Backend | null = null;
-let gpuError = "";
-try {
-  gpu = await selectBackend({ device: "webgpu", quiet: true });
-} catch (e) {
-  gpuError = e instanceof Error ? e.message : String(e);
-  if (!inCi) console.warn(`CausalLM WebGPU tests skipped: ${gpuError}`);
-}
-
-function gpuTest(name: string, fn: (gpu: Backend) => Promise<void>): void {
-  Deno.test({
-    name: `webgpu: ${name}`,
-    ignore: gpu === null && !inCi,
-    // The shared device lives across tests; its `lost` promise is a pending op by design.
-    sanitizeOps: false,
-    sanitizeResources: false,
-    fn: async () => {
-      if (gpu === null) throw new Error(`CI=true but no WebGPU backend: ${gpuError}`);
-      await fn(gpu);
-    },
-  });
-}
+const gpuTest = (await webgpuSuite("CausalLM")).test;
 
 gpuTest(
   "KV-cached decoding matches recomputation (rel 1e-4) and the CPU logits (rel 1e-4)",

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { webgpuSuite } from "@rlvr/tensor/testing";
 import {
   type Backend,
   entropyFromLogits,
@@ -6,7 +7,6 @@ import {
   logprobsOf,
   noGrad,
   Rng,
-  selectBackend,
   type Tensor,
   tensor,
   tidy,
@@ -399,32 +399,11 @@ Deno.test("scoreCompletions: bad inputs name the field, the value and the fix", 
 // ---------------------------------------------------------------------------------------------
 // WebGPU (Mesa's software adapter here): scores and gradients agree with the CPU backend.
 
-function env(name: string): string | undefined {
-  try {
-    return Deno.env.get(name);
-  } catch {
-    return undefined;
-  }
-}
+const suite = await webgpuSuite("scoreCompletions");
 
-const inCi = env("CI") === "true" || env("CI") === "1";
-let gpu: Backend | null = null;
-let gpuError = "";
-try {
-  gpu = await selectBackend({ device: "webgpu", quiet: true });
-} catch (e) {
-  gpuError = e instanceof Error ? e.message : String(e);
-  if (!inCi) console.warn(`scoreCompletions WebGPU tests skipped: ${gpuError}`);
-}
-
-Deno.test({
-  name:
-    "webgpu: scoreCompletions matches the CPU backend (scores rtol 1e-4, gradients 1e-4 of the largest)",
-  ignore: gpu === null && !inCi,
-  sanitizeOps: false,
-  sanitizeResources: false,
-  fn: async () => {
-    if (gpu === null) throw new Error(`CI=true but no WebGPU backend: ${gpuError}`);
+suite.test(
+  "scoreCompletions matches the CPU backend (scores rtol 1e-4, gradients 1e-4 of the largest)",
+  async (gpu) => {
     const batch = batchOf(QWEN2.vocabSize, 13);
     const run = async (backend: Backend) => {
       const model = randomModel(QWEN2, 14, backend);
@@ -465,4 +444,4 @@ Deno.test({
     close(onGpu.g, onCpu.g, "lm_head grad", true);
     close(onGpu.gq, onCpu.gq, "q_proj grad", true);
   },
-});
+);

@@ -1,6 +1,8 @@
 /**
- * Test helpers: `assertClose` for numbers and arrays with a report of the worst element, and
- * `gradcheck`, which compares autograd gradients with central finite differences.
+ * Test helpers: `assertClose` for numbers and arrays with a report of the worst element,
+ * `gradcheck`, which compares autograd gradients with central finite differences, and
+ * `webgpuSuite`, which registers tests on a WebGPU backend that are skipped without an adapter,
+ * except under `CI=true`, where they fail (so CI cannot lose its GPU coverage silently).
  *
  * Run gradient checks on `createCpuBackend({ precision: "f64" })`: with float64 arithmetic a
  * step of 1e-6 gives about 1e-8 relative error, so tolerances can stay tight (1e-5) and a wrong
@@ -9,12 +11,14 @@
  * @module
  */
 
+import type { Backend } from "./backend/types.ts";
+import { selectBackend } from "./backend/select.ts";
 import { keep, noGrad, tidy } from "./runtime.ts";
 import { tensor } from "./creation.ts";
 import { Rng } from "./random.ts";
 import type { Tensor } from "./tensor.ts";
 
-export type { Tensor };
+export type { Backend, Tensor };
 
 /** Tolerances: `|a − e| <= atol + rtol·|e|` per element. */
 export interface CloseOptions {
@@ -178,4 +182,74 @@ export async function gradcheck(
     });
   }
   weights.dispose();
+}
+
+/** What {@link webgpuSuite} returns. */
+export interface WebGpuSuite {
+  /** The shared WebGPU backend, or null when none could be created. */
+  backend: Backend | null;
+  /** Why there is no backend ("" when there is one). */
+  reason: string;
+  /** Whether `CI` is `true` or `1` (then a missing backend fails the suite's tests). */
+  inCi: boolean;
+  /**
+   * Registers `Deno.test` `webgpu: <name>`, run with the backend; ignored without one, except
+   * under CI, where it fails with {@link WebGpuSuite.reason}.
+   */
+  test(name: string, fn: (gpu: Backend) => Promise<void> | void): void;
+}
+
+function envFlag(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined; // no --allow-env: treat as unset
+  }
+}
+
+/**
+ * Creates one WebGPU backend for a test module (call it with top-level `await`, so only modules
+ * with GPU tests touch `navigator.gpu`) and a `test` function that registers tests on it. Without
+ * an adapter the tests are ignored with one warning naming `label`, except under `CI=true`, where
+ * they fail. The backend lives for the whole module, so its tests turn Deno's op and resource
+ * sanitizers off (the device's `lost` promise is pending by design).
+ *
+ * @example Usage
+ * ```ts
+ * import { webgpuSuite } from "@rlvr/tensor/testing";
+ * import assert from "node:assert/strict";
+ * const suite = await webgpuSuite("example");
+ * assert.equal(suite.backend === null, suite.reason !== "");
+ * ```
+ *
+ * @param label Names the module in the skip warning.
+ * @returns The backend (or the reason there is none) and the test registrar.
+ */
+export async function webgpuSuite(label: string): Promise<WebGpuSuite> {
+  const inCi = envFlag("CI") === "true" || envFlag("CI") === "1";
+  let backend: Backend | null = null;
+  let reason = "";
+  try {
+    backend = await selectBackend({ device: "webgpu", quiet: true });
+  } catch (e) {
+    reason = e instanceof Error ? e.message : String(e);
+    if (!inCi) console.warn(`${label}: WebGPU tests skipped: ${reason}`);
+  }
+  return {
+    backend,
+    reason,
+    inCi,
+    test(name, fn) {
+      Deno.test({
+        name: `webgpu: ${name}`,
+        ignore: backend === null && !inCi,
+        sanitizeOps: false,
+        sanitizeResources: false,
+        fn: async () => {
+          if (backend === null) throw new Error(`CI=true but no WebGPU backend: ${reason}`);
+          await fn(backend);
+        },
+      });
+    },
+  };
 }

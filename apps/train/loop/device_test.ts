@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { getBackend } from "@rlvr/tensor";
+import { webgpuSuite } from "@rlvr/tensor/testing";
 import { loadConfig } from "../config/load.ts";
 import { readJsonl } from "../run/jsonl.ts";
 import {
@@ -40,33 +41,8 @@ Deno.test("recordDevice: device.json keeps one entry per process, in order", asy
 // ---------------------------------------------------------------------------------------------
 // WebGPU (Mesa's software adapter here): the same run on both devices.
 
-function env(name: string): string | undefined {
-  try {
-    return Deno.env.get(name);
-  } catch {
-    return undefined;
-  }
-}
-
-const inCi = env("CI") === "true" || env("CI") === "1";
-const adapter = await globalThis.navigator?.gpu?.requestAdapter().catch(() => null) ?? null;
-if (adapter === null && !inCi) {
-  console.warn("train --device webgpu tests skipped: no WebGPU adapter");
-}
-
-function gpuTest(name: string, fn: () => Promise<void>): void {
-  Deno.test({
-    name: `webgpu: ${name}`,
-    ignore: adapter === null && !inCi,
-    // A WebGPU device's `lost` promise stays pending by design.
-    sanitizeOps: false,
-    sanitizeResources: false,
-    fn: async () => {
-      if (adapter === null) throw new Error("CI=true but navigator.gpu found no WebGPU adapter");
-      await fn();
-    },
-  });
-}
+const suite = await webgpuSuite("train --device webgpu");
+const gpuTest = (name: string, fn: () => Promise<void>) => suite.test(name, () => fn());
 
 type Metrics = Record<string, number | null>;
 
