@@ -563,6 +563,18 @@ gpuTest("attention: causal, KV prefix, GQA and key padding, with gradients", asy
     fn: (q, k, v, m) => ops.scaledDotProductAttention(q, k, v, { mask: m }),
     tol: SUMS,
   });
+  // A NaN score propagates as on the CPU (only exact zeros of p are skipped): a NaN in q's second
+  // row makes that row's probabilities NaN, which a `p != 0.0` test would drop.
+  await assertParity(gpu, {
+    name: "attention NaN propagation",
+    leaves: [
+      { shape: [1, 1, 2, 2], values: [0.5, -1, NaN, 2], grad: false },
+      { shape: [1, 1, 2, 2], grad: false },
+      { shape: [1, 1, 2, 2], grad: false },
+    ],
+    fn: (q, k, v) => ops.scaledDotProductAttention(q, k, v),
+    tol: SUMS,
+  });
 });
 
 gpuTest("logprobsOf, entropyFromLogits and crossEntropy, with gradients", async (gpu) => {
@@ -590,6 +602,13 @@ gpuTest("logprobsOf, entropyFromLogits and crossEntropy, with gradients", async 
       { shape: [2], values: [2, 3], dtype: "i32" },
     ],
     fn: (z, t) => [ops.logprobsOf(z, t), ops.entropyFromLogits(z)],
+    tol: SUMS,
+  });
+  // A NaN logit makes its row's entropy NaN on both backends (not dropped by a `p != 0.0` test).
+  await assertParity(gpu, {
+    name: "entropy NaN propagation",
+    leaves: [{ shape: [2, 3], values: [0, 1, 2, NaN, 1, 2], grad: false }],
+    fn: (z) => [ops.entropyFromLogits(z)],
     tol: SUMS,
   });
 });

@@ -102,7 +102,7 @@ const forwardShader = memo((hasMask: boolean) => {
       var acc = O[qBase + c] * alpha;
       for (var t = 0u; t < cnt; t++) {
         let p = pw[t];
-        if (p != 0.0) { acc += p * V[kvBase + (j0 + t) * d + c]; }
+        if (!is_zero(p)) { acc += p * V[kvBase + (j0 + t) * d + c]; }
       }
       O[qBase + c] = acc;
     }
@@ -163,7 +163,7 @@ const dqShader = memo((hasMask: boolean) => {
         dp += DO[qBase + c] * V[kvBase + j * d + c];
       }
       let pr = exp(s * scale - lr);
-      if (pr != 0.0) { ds = pr * (dp - D); }
+      if (!is_zero(pr)) { ds = pr * (dp - D); }
     }
     dsw[li] = ds;
     workgroupBarrier();
@@ -234,7 +234,7 @@ ${
             dd += DO[qB + c] * O[qB + c];
           }
           let p = exp(s * scale - lr);
-          if (p != 0.0) {
+          if (!is_zero(p)) {
             pr = p;
             ds = p * (dp - dd);
           }

@@ -108,7 +108,7 @@ const entropyShader = memo(() =>
   for (var j = li; j < vocab; j += WG) {
     let lp = X[base + j] - lse;
     let pr = exp(lp);
-    if (pr != 0.0) { h -= pr * lp; }
+    if (!is_zero(pr)) { h -= pr * lp; }
   }
   h = wg_sum(h, li);
   if (li == 0u) { L[row] = lse; H[row] = h; }`,
