@@ -33,6 +33,7 @@ import { existsSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parseArgs } from "node:util";
 import type { Task, TaskRow } from "@rlvr/rewards";
+import { getBackend, parseDeviceChoice, setBackend } from "@rlvr/tensor";
 import type { ConfidenceInterval } from "@rlvr/sampling";
 import { ConfigError } from "../config/errors.ts";
 import { loadConfig } from "../config/load.ts";
@@ -52,6 +53,7 @@ import {
   evalMetrics,
   finalAnswer,
 } from "./eval_metrics.ts";
+import { deviceLine, selectTrainDevice } from "./device.ts";
 import { loadPolicy } from "./policy.ts";
 import { heldOutProblems } from "./problems.ts";
 import { renderPrompt } from "./prompt.ts";
@@ -81,6 +83,7 @@ export const EVAL_USAGE =
   --seed N                 sampler and bootstrap seed (default 0)
   --temperature T          sampling temperature (default 1; 0 = greedy)
   --max-new-tokens N       generation limit (default 8, the tiny model's; raise it for a real model)
+  --device auto|webgpu|cpu where the model runs (default auto: WebGPU on a hardware adapter only)
   --out <dir>              where eval.jsonl and samples.jsonl go
                            (default runs/eval-<task or file>-<UTC time>)
   -h, --help               print this message`;
@@ -249,6 +252,7 @@ async function run(
         seed: { type: "string", default: "0" },
         temperature: { type: "string", default: "1" },
         "max-new-tokens": { type: "string", default: "8" },
+        device: { type: "string", default: "auto" },
         out: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
@@ -367,6 +371,11 @@ async function run(
     throw new UsageError(`--temperature ${JSON.stringify(v.temperature)} is not a number >= 0`);
   }
   const maxNewTokens = intFlag("max-new-tokens", v["max-new-tokens"], 1);
+  try {
+    parseDeviceChoice(v.device, "--device");
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
   let problems: number | "all" | null = null;
   if (v.problems === "all") {
     if (v.data === undefined) {
@@ -408,7 +417,20 @@ async function run(
   const label = isDataTask(task) ? basename(task.path) : config.task.name!;
 
   // Sample, keeping every completion for maj@k and samples.jsonl.
-  const { model: policy, tokenizer, eosTokenIds } = await loadPolicy(model);
+  // The device, as `deno task train` picks it: the model and every tensor of the sampling live on
+  // its backend, the default while the evaluation lasts.
+  const device = await selectTrainDevice(v.device);
+  const previous = getBackend();
+  setBackend(device.backend);
+  let loaded;
+  try {
+    loaded = await loadPolicy(model);
+  } catch (e) {
+    setBackend(previous);
+    device.release();
+    throw e;
+  }
+  const { model: policy, tokenizer, eosTokenIds } = loaded;
   const perProblem = rows.map(() => ({
     rewards: new Array<number>(samples).fill(0),
     answers: new Array<string | null>(samples).fill(null),
@@ -432,6 +454,8 @@ async function run(
     });
   } finally {
     policy.dispose();
+    setBackend(previous);
+    device.release();
   }
   const metrics = evalMetrics(perProblem, k, { seed });
 
@@ -518,6 +542,7 @@ async function run(
       `avg@${k} is the mean reward of all ${samples} samples (= pass@1 for 0/1 rewards); ` +
       `maj@${k} votes over the first ${k} samples' answers, ties to the answer seen first`,
   );
+  log(deviceLine(device));
   log(`wrote ${join(out, "eval.jsonl")} and ${samplesPath} (${rows.length * samples} samples)`);
   return { ...result, model, task: label, metrics, out };
 }

@@ -208,6 +208,7 @@ Deno.test("evalMain: a bad flag prints the flag, its value and the usage, and re
       [["--seed", "1.5"], /--seed "1\.5" is not an integer >= 0/],
       [["--temperature", "hot"], /--temperature "hot" is not a number >= 0/],
       [["--max-new-tokens", "0"], /--max-new-tokens "0" is not an integer >= 1/],
+      [["--device", "gpu"], /"gpu" \(from --device\)/],
       [["a", "b"], /one checkpoint at most, got "a" "b"/],
       [["builtin:tiny", "--model", "x"], /checkpoint "builtin:tiny" and --model "x" differ/],
       [["--model", "builtin:huge"], /--model "builtin:huge" is not a built-in model/],
