@@ -145,24 +145,7 @@ export type {
 } from "@rlvr/objectives";
 export type { ConfidenceInterval, SamplingOrder, SamplingParams } from "@rlvr/sampling";
 // `AggregationOptions` mentions `Tensor`; it and the types its public methods mention.
-export type {
-  Backend,
-  BinaryOp,
-  BufferHandle,
-  DType,
-  GradNode,
-  HostArray,
-  KernelName,
-  KernelParams,
-  MatmulOptions,
-  MemoryInfo,
-  NestedArray,
-  ReduceOp,
-  Shape,
-  Tensor,
-  UnaryOp,
-  VarOptions,
-} from "@rlvr/tensor";
+export type * from "@rlvr/tensor/types";
 export {
   escapeXml,
   formatTick,

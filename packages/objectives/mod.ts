@@ -41,24 +41,7 @@
 
 // `Tensor` (and the types its public methods mention) come from `@rlvr/tensor`; they are
 // re-exported as types so that this package's API documentation is complete on its own.
-export type {
-  Backend,
-  BinaryOp,
-  BufferHandle,
-  DType,
-  GradNode,
-  HostArray,
-  KernelName,
-  KernelParams,
-  MatmulOptions,
-  MemoryInfo,
-  NestedArray,
-  ReduceOp,
-  Shape,
-  Tensor,
-  UnaryOp,
-  VarOptions,
-} from "@rlvr/tensor";
+export type * from "@rlvr/tensor/types";
 export type {
   AggregationMode,
   AggregationOptions,
