@@ -70,11 +70,16 @@ export {
   validateConfig,
 } from "./config/schema.ts";
 export { crossFieldProblems, registryProblems } from "./config/checks.ts";
+export { type AliasedLayers, aliasLayers, scaleAliases, VERL_ALIASES } from "./config/aliases.ts";
 export {
+  type EstimatorNeeds,
+  estimatorNeeds,
   type EstimatorSettings,
   estimatorSettings,
   LOSS_OPTION_FIELDS,
+  needsReference,
   policyLossOptions,
+  PRIME_BETA_DEFAULT,
   type RolloutSchedule,
   rolloutSchedule,
   samplingParams,
@@ -138,7 +143,18 @@ export {
 } from "./run/run_dir.ts";
 // Types of the registries this package's API mentions, re-exported so its documentation is
 // complete on its own.
-export type { KlPenalty } from "@rlvr/advantage";
+export type {
+  AdvantageOutput,
+  EpisodeWeighting,
+  EstimatorInput,
+  GigpoMode,
+  GigpoTurn,
+  GroupIndex,
+  KlInReward,
+  KlPenalty,
+  PrimeBaseline,
+  TokenMatrix,
+} from "@rlvr/advantage";
 export type {
   Histogram,
   HistogramState,
@@ -291,7 +307,30 @@ export {
   type RolloutOptions,
   rolloutReward,
 } from "./loop/rollout.ts";
-export { type TrainContext, trainStep, type UpdateMetrics } from "./loop/trainer.ts";
+export { scoreNeedsOf, type TrainContext, trainStep, type UpdateMetrics } from "./loop/trainer.ts";
+export { gatherRows, tokensOf, type TrainBatch, trainBatch } from "./loop/train_batch.ts";
+export { microBatches, miniBatchPlan, type MiniBatchPlanOptions } from "./loop/minibatch.ts";
+export {
+  completionValues,
+  type PreScores,
+  scoreBeforeUpdate,
+  type ScoreNeeds,
+  type ScoringModels,
+} from "./loop/scoring.ts";
+export { batchAdvantages, estimatorInput } from "./loop/advantages.ts";
+export { miniBatchUpdates, type UpdateContext, type UpdateStats } from "./loop/update.ts";
+export { type Learner, loadLearner } from "./loop/learner.ts";
+export {
+  episodeIo,
+  episodeRollouts,
+  type RolloutSource,
+  type ScheduledStart,
+  scheduledRollouts,
+  type SourceContext,
+  type StepBatch,
+  syncRollouts,
+} from "./loop/rollout_source.ts";
+export { stepRecord, type StepTimes } from "./loop/step_record.ts";
 export {
   jobRowCount,
   listStream,
@@ -377,6 +416,7 @@ export type {
   ModelConfig,
   ModelExtension,
   ModelType,
+  ScoreItem,
   Tokenizer,
 } from "@rlvr/policy";
 export { MODEL_TYPES } from "@rlvr/policy";

@@ -18,7 +18,12 @@ import { resolveSamplingParams } from "@rlvr/sampling";
 import { tensor, tidy } from "@rlvr/tensor";
 import type { ConfigProblem } from "./errors.ts";
 import { describeIssues, type IssueContext } from "./issues.ts";
-import { estimatorSettings, LOSS_OPTION_FIELDS, policyLossOptions } from "./mapping.ts";
+import {
+  estimatorNeeds,
+  estimatorSettings,
+  LOSS_OPTION_FIELDS,
+  policyLossOptions,
+} from "./mapping.ts";
 import type { Config } from "./schema.ts";
 import { builtinEnv } from "./envs.ts";
 import { builtinTask, builtinTaskNames } from "./tasks.ts";
@@ -134,6 +139,23 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
       }`,
     });
   }
+  const mini = a.ppoMiniBatchSize ?? null;
+  if (mini !== null && (mini > batchSize || batchSize % mini !== 0)) {
+    out.push({
+      path: "algorithm.ppoMiniBatchSize",
+      message: `${mini} does not divide rollout.batchSize ${batchSize}; use one of ${
+        divisors(batchSize).join(", ")
+      } (responses per optimizer step), or null for one step per epoch`,
+    });
+  } else if (mini !== null && a.microBatchSize < mini && mini % a.microBatchSize !== 0) {
+    out.push({
+      path: "algorithm.microBatchSize",
+      message:
+        `${a.microBatchSize} does not divide algorithm.ppoMiniBatchSize ${mini}; use one of ${
+          divisors(mini).join(", ")
+        } (a micro-batch larger than the mini-batch is capped at it)`,
+    });
+  }
   if (a.clip.high < a.clip.low && !NO_CLIP_ORDER.has(a.loss)) {
     out.push({
       path: "algorithm.clip.high",
@@ -163,7 +185,7 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
     });
   }
 
-  if (a.estimator === "gae") {
+  if (estimatorNeeds(config).values) {
     if (!model.valueHead) {
       out.push({
         path: "model.valueHead",
@@ -237,6 +259,13 @@ const ESTIMATOR_DATA_FIELDS = [
   "processRewards",
   "entropy",
 ];
+
+/** Values to suggest for estimator settings that have no default. */
+const REQUIRED_HINTS: Record<string, string> = {
+  entropyAlpha: " (Cheng et al. use entropyAlpha: 0.4, entropyKappa: 2)",
+  entropyKappa: " (Cheng et al. use entropyKappa: 2)",
+  k: " (the k of pass@k to optimise, at most rollout.groupSize, e.g. k: 4)",
+};
 
 function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
@@ -364,7 +393,12 @@ function estimatorProblems(config: Config): ConfigProblem[] {
         ? "algorithm.estimatorOptions"
         : `algorithm.estimatorOptions.${field}`,
       message: `rejected by estimator ${a.estimator}: ${text}${
-        /is required/.test(text) ? "; set it in algorithm.estimatorOptions" : ""
+        /is required/.test(text)
+          ? `; set it in algorithm.estimatorOptions${
+            Object.entries(REQUIRED_HINTS).find(([k]) => text.includes(`${k} is required`))?.[1] ??
+              ""
+          }`
+          : ""
       }`,
     }];
   }

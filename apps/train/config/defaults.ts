@@ -42,8 +42,11 @@ const DEFAULTS = {
     kl: { beta: 0, estimator: "low_var_kl", placement: "loss" },
     entropyCoef: 0,
     ppoEpochs: 1,
+    ppoMiniBatchSize: null,
+    shuffleMiniBatches: true,
     microBatchSize: 64,
     overlong: { enabled: false, buffer: 8, penalty: 1 },
+    prime: { beta: 0.05 },
   },
   optimizer: {
     lr: 5e-4,

@@ -17,6 +17,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import YAML from "yaml";
+import { aliasLayers, scaleAliases } from "./aliases.ts";
 import { defaultConfig } from "./defaults.ts";
 import { ConfigError, type ConfigProblem, type Provenance, sourceOf } from "./errors.ts";
 import { closest } from "./issues.ts";
@@ -393,7 +394,10 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
       ...flagLayers(options),
     ];
   }
-  const { value, provenance } = mergeLayers(layers);
+  const aliased = aliasLayers(layers);
+  if (aliased.problems.length > 0) throw new ConfigError(aliased.problems);
+  const { value, provenance } = mergeLayers(aliased.layers);
+  scaleAliases(value, provenance, aliased.perPrompt);
   if (options.data !== undefined && isPlainObject(value.task)) {
     // --data replaces the task, even one a recipe names beside the same task.data (see dataLayer).
     for (const key of ["name", "options"]) {

@@ -109,6 +109,72 @@ export function estimatorSettings(config: Config): EstimatorSettings {
   return { key: a.estimator, options, klInReward };
 }
 
+/** The per-batch inputs an estimator reads beyond rewards, mask and groups (see {@link estimatorNeeds}). */
+export interface EstimatorNeeds {
+  /** Critic values (`gae`): the run attaches a value head. */
+  values: boolean;
+  /** The reward of a greedy response to each prompt (`remax`): the rollout samples one. */
+  baseline: boolean;
+  /** Implicit process rewards `β·(log π_old − log π_ref)` (`prime`): a reference is held. */
+  process: boolean;
+  /** Per-token entropies of the sampling policy (`entropy_adv`). */
+  entropy: boolean;
+}
+
+/** PRIME's β of the implicit process reward when `algorithm.prime` is absent (the paper's 0.05). */
+export const PRIME_BETA_DEFAULT = 0.05;
+
+/**
+ * What the configured estimator reads from each batch besides rewards, the mask and the groups,
+ * so that the rollout and the scoring supply exactly that (`entropy_adv` adds to the needs of its
+ * `baseEstimator`). An estimator registered by a plugin reads its settings from `extra` and gets
+ * none of these.
+ *
+ * @example Usage
+ * ```ts
+ * import { defaultConfig, estimatorNeeds, validateConfig } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const config = await validateConfig(defaultConfig());
+ * assert.deepEqual(estimatorNeeds(config), { values: false, baseline: false, process: false, entropy: false });
+ * config.algorithm.estimator = "remax";
+ * assert.equal(estimatorNeeds(config).baseline, true);
+ * ```
+ */
+export function estimatorNeeds(config: Config): EstimatorNeeds {
+  const a = config.algorithm;
+  const of = (key: string): EstimatorNeeds => ({
+    values: key === "gae",
+    baseline: key === "remax",
+    process: key === "prime",
+    entropy: key === "entropy_adv",
+  });
+  const needs = of(a.estimator);
+  if (a.estimator === "entropy_adv") {
+    const base = a.estimatorOptions.baseEstimator;
+    const inner = of(typeof base === "string" ? base : "grpo");
+    for (const k of Object.keys(needs) as (keyof EstimatorNeeds)[]) needs[k] ||= inner[k];
+  }
+  return needs;
+}
+
+/**
+ * Whether a run holds a reference policy: for a KL term (`algorithm.kl.beta > 0`) or for PRIME's
+ * implicit process rewards.
+ *
+ * @example Usage
+ * ```ts
+ * import { defaultConfig, needsReference, validateConfig } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const config = await validateConfig(defaultConfig());
+ * assert.equal(needsReference(config), false);
+ * config.algorithm.estimator = "prime";
+ * assert.equal(needsReference(config), true);
+ * ```
+ */
+export function needsReference(config: Config): boolean {
+  return config.algorithm.kl.beta > 0 || estimatorNeeds(config).process;
+}
+
 /**
  * The token-sampler parameters of `rollout.sampler`.
  *

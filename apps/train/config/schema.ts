@@ -155,6 +155,9 @@ const algorithm = z.strictObject({
   }),
   entropyCoef: z.number(),
   ppoEpochs: int().min(1),
+  // Optional only so that runs written before these keys existed still resume.
+  ppoMiniBatchSize: int().min(1).nullable().optional(),
+  shuffleMiniBatches: z.boolean().optional(),
   microBatchSize: int().min(1),
   gae: z.strictObject({
     gamma: z.number().min(0).max(1),
@@ -169,6 +172,7 @@ const algorithm = z.strictObject({
     buffer: int().min(0),
     penalty: z.number().min(0),
   }),
+  prime: z.strictObject({ beta: z.number().gt(0) }).nullable().optional(),
 });
 
 const optimizer = z.strictObject({

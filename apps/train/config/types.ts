@@ -143,9 +143,17 @@ export interface AlgorithmSection {
   kl: { beta: number; estimator: string; placement: "loss" | "reward" };
   /** Entropy bonus coefficient (the loss gets `- entropyCoef · H`). */
   entropyCoef: number;
-  /** Passes over each batch. */
+  /** Passes over each batch (veRL `ppo_epochs`, TRL `num_iterations`). */
   ppoEpochs: number;
-  /** Responses per forward/backward pass; must divide `rollout.batchSize`. */
+  /**
+   * Responses per optimizer step (veRL `ppo_mini_batch_size` times `rollout.n`): each epoch splits
+   * the batch into mini-batches of this size, one AdamW step each; must divide
+   * `rollout.batchSize`. null or absent: the whole batch, one step per epoch.
+   */
+  ppoMiniBatchSize?: number | null | undefined;
+  /** Shuffle the responses before splitting each epoch into mini-batches (seeded; default true). */
+  shuffleMiniBatches?: boolean | undefined;
+  /** Responses per forward/backward pass (gradient accumulation); must divide the mini-batch. */
   microBatchSize: number;
   /** GAE discount and λ, for estimator `gae` only. */
   gae?: { gamma: number; lambda: number } | null | undefined;
@@ -153,6 +161,8 @@ export interface AlgorithmSection {
   value?: { coef: number; clipRange: number } | null | undefined;
   /** DAPO overlong shaping: penalty up to `penalty` over the last `buffer` tokens. */
   overlong: { enabled: boolean; buffer: number; penalty: number };
+  /** PRIME (estimator `prime`): β of the implicit process reward `β·(log π_old − log π_ref)`. */
+  prime?: { beta: number } | null | undefined;
 }
 
 /** `optimizer`: AdamW and the schedule. */

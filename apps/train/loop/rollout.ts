@@ -55,6 +55,11 @@ export interface RolloutItem {
    * environment's (observations), which stay out of the loss. Absent: every token counts.
    */
   lossMask?: number[];
+  /**
+   * ReMax only (`greedyBaseline`): the reward of the greedy completion of the same prompt, the
+   * baseline its advantage subtracts.
+   */
+  baselineReward?: number;
 }
 
 /** Options of {@link collectRollout}. */
@@ -79,6 +84,11 @@ export interface RolloutOptions {
   formatWeight?: number;
   /** Token ids that end a completion (default: the tokenizer's EOS; see `stopTokenIds`). */
   eosTokenIds?: readonly number[];
+  /**
+   * Also decode each prompt greedily and give every sample of it that completion's reward as
+   * `baselineReward` (ReMax's baseline; default false).
+   */
+  greedyBaseline?: boolean;
 }
 
 /** What {@link collectRollout} returns. */
@@ -224,6 +234,26 @@ export async function collectRollout<R extends TaskRow>(
         ...(opts.eosTokenIds !== undefined ? { eosTokenIds: opts.eosTokenIds } : {}),
       },
     );
+    // ReMax: one greedy completion per prompt, scored like the samples (argmax draws no random
+    // numbers, so the sequence ids do not matter).
+    const baselines = opts.greedyBaseline
+      ? (await generate(model, ids, {
+        maxNewTokens: opts.maxNewTokens,
+        sampler: { ...opts.sampling, temperature: 0, seed: opts.seed },
+        step: opts.step,
+        sequenceIds: rows.map((_, p) => round * prompts + p),
+        tokenizer,
+        ...(opts.eosTokenIds !== undefined ? { eosTokenIds: opts.eosTokenIds } : {}),
+      })).sequences.map((seq, p) => {
+        tokens += seq.tokens.length;
+        return rolloutReward(task, rows[p]!, seq.text ?? "", seq.tokens.length, {
+          formatWeight,
+          thinkInPrompt: texts[p]!.trimEnd().endsWith("<think>"),
+          maxNewTokens: opts.maxNewTokens,
+          overlong: opts.overlong,
+        }).reward;
+      })
+      : null;
     for (let p = 0; p < rows.length; p++) {
       const row = rows[p]!;
       const thinkInPrompt = texts[p]!.trimEnd().endsWith("<think>");
@@ -250,6 +280,7 @@ export async function collectRollout<R extends TaskRow>(
           reward,
           correct,
           format: formatOk,
+          ...(baselines !== null ? { baselineReward: baselines[p]! } : {}),
         });
       }
       groupsSeen++;

@@ -23,7 +23,7 @@
 import type { TaskRow } from "@rlvr/rewards";
 import type { WeightSnapshot } from "@rlvr/infra";
 import type { Config } from "../config/types.ts";
-import { samplingParams } from "../config/mapping.ts";
+import { estimatorNeeds, samplingParams } from "../config/mapping.ts";
 import type { Rollout, RolloutOptions } from "./rollout.ts";
 
 /** One job: the rows of a batch and the key of its draws. */
@@ -120,6 +120,7 @@ export function rolloutOptionsOf(
       : null,
     formatWeight: config.task.formatWeight,
     eosTokenIds,
+    ...(estimatorNeeds(config).baseline ? { greedyBaseline: true } : {}),
   };
 }
 

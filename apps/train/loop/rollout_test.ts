@@ -131,3 +131,34 @@ Deno.test("collectRollout: with formatWeight > 0 every reward is verifier + weig
     model.dispose();
   }
 });
+
+Deno.test("collectRollout with greedyBaseline: every sample of a prompt carries the reward of its greedy completion (ReMax)", async () => {
+  const { model, tokenizer } = await loadPolicy("builtin:tiny");
+  try {
+    const r = await collectRollout(model, tokenizer, task, new TrainStream(task, 0, held), {
+      ...base,
+      greedyBaseline: true,
+    });
+    const plain = await collectRollout(
+      model,
+      tokenizer,
+      task,
+      new TrainStream(task, 0, held),
+      base,
+    );
+    // The samples are those of a run without the baseline (greedy draws no random numbers).
+    assert.deepEqual(r.items.map((it) => it.text), plain.items.map((it) => it.text));
+    assert.ok(plain.items.every((it) => it.baselineReward === undefined));
+    // The baseline is the reward of the argmax completion, which T -> 0 sampling gives too.
+    const greedy = await collectRollout(model, tokenizer, task, new TrainStream(task, 0, held), {
+      ...base,
+      sampling: { temperature: 0 },
+    });
+    for (const [i, it] of r.items.entries()) {
+      assert.equal(it.baselineReward, greedy.items[i]!.reward, `item ${i}`);
+    }
+    assert.ok(r.generatedTokens > plain.generatedTokens, "the greedy tokens are counted");
+  } finally {
+    model.dispose();
+  }
+});

@@ -1,8 +1,17 @@
 /**
  * The training run behind `deno task train`: builds everything a config names, evaluates the
- * held-out set before training, runs the steps (rollout → update → metrics), evaluates,
- * samples and checkpoints at the configured intervals, and finishes with `report.html` and a
- * summary that prints held-out pass@1 and pass@k before and after.
+ * held-out set before training, runs the steps, evaluates, samples and checkpoints at the
+ * configured intervals, and finishes with `report.html` and a summary that prints held-out
+ * pass@1 and pass@k before and after.
+ *
+ * The loop, each part a function of its own:
+ *
+ * 1. `loadLearner` (`learner.ts`): policy, reference, value head, LoRA, AdamW;
+ * 2. `startRollouts`: the rollout source of the mode (`rollout_source.ts`: sync completions,
+ *    episodes, or rollout workers through the staleness gate);
+ * 3. per step, `trainingStep`: collect the batch → `trainStep` (`trainer.ts`: score → advantages
+ *    → mini-batch updates) → publish weights → `stepRecord` (`step_record.ts`) and samples;
+ * 4. evaluate (`heldOutEvaluator`) and checkpoint (`saveCheckpoint`) when due.
  *
  * Design decisions:
  * - **Resume is exact** (same seed, CPU): a checkpoint holds the weights, the optimizer's
@@ -12,8 +21,8 @@
  *   truncated to the checkpoint's step first (`RunDir.resume`).
  * - **Ctrl-C** (SIGINT) finishes the current step, writes a checkpoint and exits 130; a second
  *   Ctrl-C is left to Deno (immediate exit), so a stuck run can still be killed.
- * - **No reference model unless `algorithm.kl.beta > 0`**; with LoRA the reference is the base
- *   itself, scored with the adapters detached (`lora.ts`), so no second copy of the weights.
+ * - **No reference model unless something reads it** (KL, PRIME); with LoRA the reference is the
+ *   base itself, scored with the adapters detached (`lora.ts`), so no second copy of the weights.
  * - **One device for everything** (`trainer.device`, `device.ts`): the tensor package's backend
  *   selection picks it, the header prints it with the reason and `device.json` records it; the
  *   backend is the default for the run's duration, so every tensor the loop creates lands there.
@@ -27,10 +36,8 @@
  */
 
 import { basename, extname, join } from "node:path";
-import { attachValueHead, CausalLM, parameterCount, type Tokenizer } from "@rlvr/policy";
-import type { Environment, Episode, Task, TaskRow } from "@rlvr/rewards";
+import type { Environment, Task, TaskRow } from "@rlvr/rewards";
 import {
-  AdamW,
   constantSchedule,
   cosineSchedule,
   getBackend,
@@ -38,13 +45,10 @@ import {
   linearWarmup,
   type LrFactor,
   setBackend,
-  type Tensor,
 } from "@rlvr/tensor";
-import { snapshot, StalenessGate } from "@rlvr/infra";
 import type { Config } from "../config/types.ts";
 import { configToYaml, type LoadedConfig } from "../config/load.ts";
 import { rolloutSchedule, samplingParams } from "../config/mapping.ts";
-import { writeFileAtomic } from "../run/atomic.ts";
 import { ProgressBar, summaryTable } from "../progress.ts";
 import { writeReport } from "../report/report.ts";
 import { runSummary } from "../report/summary.ts";
@@ -57,25 +61,24 @@ import {
   type TrainDevice,
 } from "./device.ts";
 import { type EvalResult, evaluate } from "./eval.ts";
-import { attachRunLora, LORA_FILES, saveMergedModel } from "./lora.ts";
-import { loadPolicy } from "./policy.ts";
-import { heldOutProblems, TrainStream } from "./problems.ts";
-import { encodeRendered, promptFormat, renderText } from "./prompt.ts";
-import { collectRollout, type Rollout } from "./rollout.ts";
-import { collectEpisodes, evaluateEpisodes } from "./episode.ts";
+import { evaluateEpisodes } from "./episode.ts";
 import { builtinEnv } from "../config/envs.ts";
-import { jobRowCount, rolloutOptionsOf } from "./rollout_job.ts";
-import { RolloutScheduler, type SchedulerState } from "./scheduler.ts";
+import { type Learner, loadLearner } from "./learner.ts";
+import { LORA_FILES, saveMergedModel } from "./lora.ts";
+import { heldOutProblems, TrainStream } from "./problems.ts";
+import { promptFormat } from "./prompt.ts";
 import {
-  type LoadedTrainState,
-  loadSchedulerState,
-  loadTrainState,
-  saveSchedulerState,
-  saveTrainState,
-} from "./state.ts";
-import { WorkerExecutor } from "./worker_executor.ts";
-import { startNatsExecutors } from "./nats_executor.ts";
-import type { RolloutExecutor } from "./rollout_job.ts";
+  episodeIo,
+  episodeRollouts,
+  type RolloutSource,
+  scheduledRollouts,
+  type ScheduledStart,
+  type SourceContext,
+  type StepBatch,
+  syncRollouts,
+} from "./rollout_source.ts";
+import { saveSchedulerState, saveTrainState } from "./state.ts";
+import { stepRecord } from "./step_record.ts";
 import { trainingTask } from "./task.ts";
 import { trainStep } from "./trainer.ts";
 
@@ -235,6 +238,128 @@ export async function runTraining(
   return { dir: run.path, ...result };
 }
 
+/** What the loop's steps share: the run, the learner, the data and where batches come from. */
+interface RunContext {
+  config: Config;
+  run: RunDir;
+  learner: Learner;
+  stream: TrainStream<TaskRow>;
+  source: RolloutSource;
+  /** Evaluates the policy on the held-out problems. */
+  evaluate: () => Promise<EvalResult>;
+  log: (line: string) => void;
+}
+
+function evalRecord(step: number, r: EvalResult) {
+  return {
+    step,
+    "pass@1": r.passAt1,
+    "pass@k": r.passAtK,
+    k: r.k,
+    n: r.n,
+    problems: r.problems,
+    "response_length/mean": r.meanLength,
+    "time/eval_s": r.seconds,
+  };
+}
+
+/** Held-out evaluation of the policy as it is (episode success with an environment). */
+function heldOutEvaluator(
+  config: Config,
+  learner: Learner,
+  task: Task<TaskRow>,
+  env: Environment | null,
+  held: TaskRow[],
+): () => Promise<EvalResult> {
+  const t = config.trainer;
+  const { model, tokenizer } = learner;
+  const options = {
+    samples: t.evalSamples,
+    k: t.evalK,
+    seed: t.seed,
+    sampling: samplingParams(config),
+    maxNewTokens: config.rollout.maxNewTokens,
+    eosTokenIds: learner.init.eosTokenIds,
+  };
+  return () =>
+    env !== null
+      ? evaluateEpisodes(model, tokenizer, env, held, { ...options, ...episodeIo(tokenizer) })
+      : evaluate(model, tokenizer, task, held, options);
+}
+
+/** The rollout source of the config's mode (see rollout_source.ts). */
+function startRollouts(
+  ctx: SourceContext,
+  task: Task<TaskRow>,
+  env: Environment | null,
+  at: ScheduledStart,
+): Promise<RolloutSource> {
+  if (rolloutSchedule(ctx.config).mode !== "sync") return scheduledRollouts(ctx, at);
+  return Promise.resolve(env !== null ? episodeRollouts(ctx, env) : syncRollouts(ctx, task));
+}
+
+/** Writes checkpoint `step` (with the rollout source's outstanding batches). */
+async function saveCheckpoint(ctx: RunContext, step: number): Promise<void> {
+  const { config, run, learner, stream } = ctx;
+  const { model, tokenizer, optimizer, init } = learner;
+  await ctx.source.checkpoint(async (rollouts) => {
+    const dir = await run.beginCheckpoint(step);
+    await saveTrainState(dir, model, tokenizer, optimizer, {
+      step,
+      seed: config.trainer.seed,
+      dataPosition: stream.position,
+    }, { generationConfig: init.generationConfig, baseModel: config.model.checkpoint });
+    if (rollouts !== null) await saveSchedulerState(dir, rollouts);
+    if (config.model.lora != null && step === config.trainer.steps) {
+      await saveMergedModel(join(dir, LORA_FILES.merged), model, tokenizer, init.generationConfig);
+    }
+    await run.completeCheckpoint(step);
+  });
+}
+
+/** Logs the first samples of a step's batch when they are due. */
+async function logSamples(ctx: RunContext, step: number, batch: StepBatch): Promise<void> {
+  const t = ctx.config.trainer;
+  if (!(t.samplesEvery > 0 && (step % t.samplesEvery === 0 || step === 1))) return;
+  for (const it of batch.rollout.items.slice(0, t.samplesCount)) {
+    await ctx.run.appendSample({
+      step,
+      prompt: it.prompt,
+      completion: it.text,
+      reward: it.reward,
+      answer: it.row.answer,
+    });
+  }
+}
+
+/**
+ * One training step: collect the batch → update (score, advantages, mini-batch steps) →
+ * publish the weights → record the metrics and samples. Returns the record.
+ */
+async function trainingStep(
+  ctx: RunContext,
+  step: number,
+  lr: number,
+): Promise<Record<string, number | null>> {
+  const { config, learner } = ctx;
+  const batch = await ctx.source.next(step);
+  const started = performance.now();
+  learner.optimizer.lr = lr;
+  const u = await trainStep({
+    config,
+    model: learner.model,
+    ref: learner.ref,
+    optimizer: learner.optimizer,
+    step,
+  }, batch.rollout.items);
+  await ctx.source.afterUpdate(step);
+  const trainS = (performance.now() - started) / 1000;
+  const record = stepRecord(config, step, lr, batch, u, { trainS });
+  await ctx.run.appendMetrics(record);
+  await logSamples(ctx, step, batch);
+  return record;
+}
+
 /** The run's model side on its device: load, evaluate, train, checkpoint (see the module doc). */
 async function trainOnDevice<R extends TaskRow>(
   config: Config,
@@ -247,111 +372,21 @@ async function trainOnDevice<R extends TaskRow>(
 ): Promise<Omit<RunResult, "dir">> {
   const { log } = options;
   const t = config.trainer;
-  const lora = config.model.lora ?? null;
-
-  // The policy, its reference (β > 0 only), the optimizer; from the checkpoint when resuming.
-  // With LoRA the base is always model.checkpoint (a LoRA checkpoint holds the adapters only)
-  // and the reference is that base with the adapters detached, not a second copy.
-  const init = await loadPolicy(config.model.checkpoint);
-  const tokenizer: Tokenizer = init.tokenizer;
-  const beta = config.algorithm.kl.beta;
-  let model: CausalLM;
-  let ref: CausalLM | "base" | null = null;
-  let start = 0;
-  let dataPosition = 0;
-  let resumed: LoadedTrainState | null = null;
-  let headWeights: Map<string, Tensor> | undefined = init.extra.size > 0 ? init.extra : undefined;
-  if (checkpointPath !== null) {
-    resumed = await loadTrainState(checkpointPath);
-    start = resumed.state.step;
-    dataPosition = resumed.state.dataPosition;
-    headWeights = resumed.extra.size > 0 ? resumed.extra : undefined;
-    if ((resumed.lora !== null) !== (lora !== null)) {
-      init.model.dispose();
-      throw new Error(
-        `train: checkpoint ${checkpointPath} is ${
-          resumed.lora !== null ? "a LoRA" : "a full"
-        } checkpoint but model.lora is ${
-          lora !== null ? "set" : "not set"
-        }; resume with the config the run was started with`,
-      );
-    }
-  }
-  if (lora !== null) {
-    model = init.model;
-    attachRunLora(model, lora, {
-      seed: t.seed,
-      ...(resumed?.lora != null ? { weights: resumed.lora.weights } : {}),
-    });
-    if (beta > 0) ref = "base";
-  } else if (resumed !== null) {
-    model = CausalLM.fromParams(resumed.config!, resumed.params);
-    if (beta > 0) ref = init.model;
-    else init.model.dispose();
-  } else if (beta > 0) {
-    ref = init.model;
-    model = (await loadPolicy(config.model.checkpoint)).model;
-  } else {
-    model = init.model;
-  }
-  if (config.model.valueHead) {
-    attachValueHead(model, headWeights !== undefined ? { weights: headWeights } : { seed: t.seed });
-  }
-  const optimizer = new AdamW(model.parameters(), {
-    lr: config.optimizer.lr,
-    betas: config.optimizer.betas,
-    weightDecay: config.optimizer.weightDecay,
-  });
-  if (resumed !== null) optimizer.loadState(resumed.optimizer);
-  const factor = lrFactor(config);
-  const format = promptFormat(tokenizer);
-  const trainable = model.parameters().reduce((n, p) => n + p.size, 0);
+  const learner = await loadLearner(config, checkpointPath);
+  const { tokenizer, start } = learner;
   log(
-    `model: ${config.model.checkpoint} (${model.config.modelType}, ${
-      parameterCount(model.config).toLocaleString("en-US")
-    } parameters, ${trainable.toLocaleString("en-US")} trained${
-      lora !== null
-        ? ` by LoRA r=${lora.rank} alpha=${lora.alpha} on ${lora.targetModules.join(", ")}`
-        : ""
-    }; ${format} prompts; stops on token ids ${init.eosTokenIds.join(", ")}; on ${device.device})`,
+    `model: ${learner.description}; ${promptFormat(tokenizer)} prompts; stops on token ids ${
+      learner.init.eosTokenIds.join(", ")
+    }; on ${device.device})`,
   );
-
   const held = heldOutProblems(task, t.evalProblems);
-  const stream = new TrainStream(
+  const stream = new TrainStream<TaskRow>(
     task,
     t.seed,
     held,
     config.task.trainProblems ?? null,
-    dataPosition,
+    learner.dataPosition,
   );
-  const sampling = samplingParams(config);
-  // Episodes (task.env): the first observation in the tokenizer's prompt format.
-  const episodeIo = {
-    render: (e: Episode) => renderText(tokenizer, e.prompt, format),
-    encode: (text: string) => encodeRendered(tokenizer, text, format),
-  };
-  const evalOptions = {
-    samples: t.evalSamples,
-    k: t.evalK,
-    seed: t.seed,
-    sampling,
-    maxNewTokens: config.rollout.maxNewTokens,
-    eosTokenIds: init.eosTokenIds,
-  };
-  const evalNow = () =>
-    env !== null
-      ? evaluateEpisodes(model, tokenizer, env, held, { ...evalOptions, ...episodeIo })
-      : evaluate(model, tokenizer, task, held, evalOptions);
-  const evalRecord = (step: number, r: EvalResult) => ({
-    step,
-    "pass@1": r.passAt1,
-    "pass@k": r.passAtK,
-    k: r.k,
-    n: r.n,
-    problems: r.problems,
-    "response_length/mean": r.meanLength,
-    "time/eval_s": r.seconds,
-  });
 
   let stop = false;
   const onSigint = () => {
@@ -361,74 +396,30 @@ async function trainOnDevice<R extends TaskRow>(
   };
   const handle = options.handleSignals ?? true;
   let listening = false;
-
-  // The asynchronous modes: rollout workers and the scheduler that feeds the trainer through
-  // the staleness gate (scheduler.ts); sync mode keeps the rollout on this thread.
-  const schedule = rolloutSchedule(config);
-  let scheduler: RolloutScheduler | null = null;
-  if (schedule.mode !== "sync") {
-    const restored = checkpointPath === null ? null : await loadSchedulerState(checkpointPath);
-    const gate = restored !== null
-      ? StalenessGate.fromJSON(restored.gate)
-      : new StalenessGate({ maxStaleness: schedule.maxStaleness, policy: schedule.stalePolicy });
-    // Remote workers over NATS (`deno task worker --nats <url>`), or Web Workers here.
-    const remote = config.rollout.nats ?? null;
-    const executors: RolloutExecutor[] = remote !== null
-      ? await startNatsExecutors(config, schedule.workers, { runId: basename(run.path), log })
-      : await Promise.all(
-        Array.from({ length: schedule.workers }, (_, i) => WorkerExecutor.start(`w${i}`, config)),
-      );
-    const rows = jobRowCount(config);
-    scheduler = new RolloutScheduler({
-      mode: schedule.mode,
-      executors,
-      gate,
-      takeRows: () => stream.take(rows),
-      ...(restored !== null ? { restore: restored } : {}),
-    });
-    scheduler.publish(await snapshot(model.params, start));
-    log(
-      `rollout: ${schedule.mode}, ${schedule.workers} worker${schedule.workers > 1 ? "s" : ""} (${
-        remote !== null
-          ? `remote workers over NATS ${remote}`
-          : `Web Workers on ${(executors[0] as WorkerExecutor).device}`
-      }), max staleness ${schedule.maxStaleness}${
-        schedule.mode === "async" ? `, stale batches: ${schedule.stalePolicy}` : ""
-      }${restored !== null ? `, ${restored.ready.length} batches restored` : ""}`,
-    );
-  }
-
-  const save = async (step: number) => {
-    const write = async (rollouts: SchedulerState | null) => {
-      const dir = await run.beginCheckpoint(step);
-      await saveTrainState(dir, model, tokenizer, optimizer, {
-        step,
-        seed: t.seed,
-        dataPosition: stream.position,
-      }, { generationConfig: init.generationConfig, baseModel: config.model.checkpoint });
-      if (rollouts !== null) await saveSchedulerState(dir, rollouts);
-      if (lora !== null && step === t.steps) {
-        await saveMergedModel(
-          join(dir, LORA_FILES.merged),
-          model,
-          tokenizer,
-          init.generationConfig,
-        );
-      }
-      await run.completeCheckpoint(step);
-    };
-    // With rollout workers, the jobs in flight finish first and are saved with the checkpoint.
-    if (scheduler !== null) await scheduler.checkpoint(write);
-    else await write(null);
-  };
-
+  let source: RolloutSource | null = null;
   let before: EvalResult | null = null;
   let after: EvalResult | null = null;
   let step = start;
   let interrupted = false;
   try {
+    source = await startRollouts(
+      { config, model: learner.model, tokenizer, stream, eosTokenIds: learner.init.eosTokenIds },
+      task as Task<TaskRow>,
+      env,
+      { start, checkpointPath, runDir: run.path, log },
+    );
+    if (source.description !== null) log(source.description);
+    const ctx: RunContext = {
+      config,
+      run,
+      learner,
+      stream,
+      source,
+      evaluate: heldOutEvaluator(config, learner, task as Task<TaskRow>, env, held),
+      log,
+    };
     if (start === 0) {
-      before = await evalNow();
+      before = await ctx.evaluate();
       after = before;
       await run.appendEval(evalRecord(0, before));
       log(
@@ -446,136 +437,25 @@ async function trainOnDevice<R extends TaskRow>(
       start,
       ...(options.progress !== undefined ? { write: options.progress, tty: false } : {}),
     });
+    const factor = lrFactor(config);
     let lastPass1 = before?.passAt1 ?? null;
     while (step < t.steps) {
       step++;
-      const lr = config.optimizer.lr * factor(step - 1);
-      optimizer.lr = lr;
-      let r: Rollout;
-      // Asynchronous modes only, so that a sync run's records keep their bytes.
-      let rolloutRecord: Record<string, number> = {};
-      let waitS: number | null = null;
-      let episodeRecord: Record<string, number> = {};
-      if (env !== null) {
-        const e = await collectEpisodes(
-          model,
-          tokenizer,
-          env,
-          stream.take(config.rollout.batchSize / config.rollout.groupSize),
-          {
-            step,
-            seed: t.seed,
-            groupSize: config.rollout.groupSize,
-            maxNewTokens: config.rollout.maxNewTokens,
-            sampling,
-            eosTokenIds: init.eosTokenIds,
-            ...episodeIo,
-          },
-        );
-        r = { ...e, rounds: 1 };
-        episodeRecord = {
-          "episode/turns": e.meanTurns,
-          "episode/success": e.items.filter((it) => it.success).length /
-            Math.max(1, e.items.length),
-        };
-      } else if (scheduler === null) {
-        r = await collectRollout(
-          model,
-          tokenizer,
-          task,
-          stream,
-          rolloutOptionsOf(config, step, init.eosTokenIds),
-        );
-      } else {
-        const next = await scheduler.next(step - 1, t.steps - step + 1);
-        r = next.batch.rollout;
-        waitS = next.waitS;
-        const counts = scheduler.gate.counts;
-        rolloutRecord = {
-          "rollout/policy_version": next.batch.policyVersion,
-          "rollout/staleness": next.staleness,
-          "rollout/dropped": counts.dropped,
-          "rollout/regenerated": counts.regenerated,
-          "rollout/queue_depth": next.queueDepth,
-          "rollout/in_flight": next.inFlight,
-          "rollout/worker": Number(/\d+$/.exec(next.batch.worker)?.[0] ?? -1),
-          "rollout/worker_tokens_per_s": r.generatedTokens / Math.max(1e-9, r.seconds),
-          "time/wait_s": next.waitS,
-        };
-      }
-      const trainStarted = performance.now();
-      const u = await trainStep({ config, model, ref, optimizer }, r.items);
-      if (scheduler !== null) scheduler.publish(await snapshot(model.params, step));
-      const trainS = (performance.now() - trainStarted) / 1000;
-      const rewards = r.items.map((it) => it.reward);
-      const n = Math.max(1, rewards.length);
-      const mean = rewards.reduce((x, y) => x + y, 0) / n;
-      const record = {
-        step,
-        "reward/mean": rewards.length > 0 ? mean : null,
-        "reward/std": rewards.length > 0
-          ? Math.sqrt(rewards.reduce((x, y) => x + (y - mean) ** 2, 0) / n)
-          : null,
-        "accuracy/mean": rewards.length > 0
-          ? r.items.reduce((x, it) => x + it.correct, 0) / n
-          : null,
-        // Only with a format reward, so a run without one keeps its records' bytes.
-        ...(config.task.formatWeight > 0
-          ? {
-            "format/mean": rewards.length > 0
-              ? r.items.reduce((x, it) => x + (it.format ?? 0), 0) / n
-              : null,
-          }
-          : {}),
-        frac_zero_std_groups: r.fracZeroStdGroups,
-        "response_length/mean": rewards.length > 0
-          ? r.items.reduce((x, it) => x + it.completionIds.length, 0) / n
-          : null,
-        entropy: u.entropy,
-        kl: u.kl,
-        "clip_frac/low": u.clipFracLow,
-        "clip_frac/high": u.clipFracHigh,
-        grad_norm: u.gradNorm,
-        lr,
-        pg_loss: u.pgLoss,
-        vf_loss: u.vfLoss,
-        sampler_logprob_diff: u.samplerLogprobDiff,
-        "batch/responses": r.items.length,
-        "rollout/rounds": r.rounds,
-        skipped_steps: u.skippedSteps,
-        // The trainer's throughput: with rollout workers, a step lasts the wait plus the update.
-        tokens_per_s: r.generatedTokens / Math.max(1e-9, (waitS ?? r.seconds) + trainS),
-        "time/rollout_s": r.seconds,
-        "time/train_s": trainS,
-        ...rolloutRecord,
-        ...episodeRecord,
-      };
-      await run.appendMetrics(record);
-      if (t.samplesEvery > 0 && (step % t.samplesEvery === 0 || step === 1)) {
-        for (const it of r.items.slice(0, t.samplesCount)) {
-          await run.appendSample({
-            step,
-            prompt: it.prompt,
-            completion: it.text,
-            reward: it.reward,
-            answer: it.row.answer,
-          });
-        }
-      }
+      const record = await trainingStep(ctx, step, config.optimizer.lr * factor(step - 1));
       if ((t.evalEvery > 0 && step % t.evalEvery === 0) || step === t.steps) {
-        after = await evalNow();
+        after = await ctx.evaluate();
         lastPass1 = after.passAt1;
         await run.appendEval(evalRecord(step, after));
       }
       const stopping = stop ||
         (options.stopAfter !== undefined && step - start >= options.stopAfter);
       if ((t.saveEvery > 0 && step % t.saveEvery === 0) || step === t.steps || stopping) {
-        await save(step);
+        await saveCheckpoint(ctx, step);
       }
       progress.update(step, {
-        reward: record["reward/mean"],
+        reward: record["reward/mean"] ?? null,
         pass1: lastPass1,
-        tokensPerS: record.tokens_per_s,
+        tokensPerS: record.tokens_per_s ?? null,
       });
       if (stopping && step < t.steps) {
         interrupted = true;
@@ -583,24 +463,12 @@ async function trainOnDevice<R extends TaskRow>(
       }
     }
     progress.finish({ pass1: lastPass1 });
-    if (scheduler !== null) {
-      const g = scheduler.gate;
-      const c = g.counts;
-      await writeFileAtomic(join(run.path, "staleness.json"), JSON.stringify(g.toJSON()));
-      log(
-        `rollout staleness (batches): used ${c.used}, dropped ${c.dropped}, regenerated ${c.regenerated}; histogram ${
-          g.histogram.labels().slice(1).map((l, i) =>
-            `${l}:${g.histogram.counts[i] ?? g.histogram.overflow}`
-          ).join(" ")
-        }`,
-      );
-    }
+    const summary = await source.finish(run.path);
+    if (summary !== null) log(summary);
   } finally {
-    await scheduler?.close();
+    await source?.close();
     if (listening) Deno.removeSignalListener("SIGINT", onSigint);
-    optimizer.dispose();
-    model.dispose();
-    if (ref !== "base") ref?.dispose();
+    learner.dispose();
   }
   const record: DeviceRecord = {
     startStep: start,

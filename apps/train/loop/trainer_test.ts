@@ -109,3 +109,140 @@ Deno.test("trainStep: an empty batch skips the update; a batch of equal rewards 
     model.dispose();
   }
 });
+
+async function stepWith(
+  items: RolloutItem[],
+  set: string[],
+  optimizerKind: "adamw" | "sgd" = "adamw",
+  lr = 5e-2,
+): Promise<{ m: Awaited<ReturnType<typeof trainStep>>; weights: Map<string, Float32Array> }> {
+  const { config } = await loadConfig({
+    set: [
+      "rollout.batchSize=8",
+      "rollout.groupSize=4",
+      "algorithm.microBatchSize=8",
+      "optimizer.gradClip=null",
+      ...set,
+    ],
+  });
+  const { model } = await loadPolicy("builtin:tiny");
+  // AdamW's first step is about lr·sign(g): large moves (the ratio leaves 1), but sign flips of
+  // near-zero gradient entries; SGD compares gradients.
+  const optimizer = optimizerKind === "adamw"
+    ? new AdamW(model.parameters(), { lr })
+    : new SGD(model.parameters(), { lr: 1 });
+  const m = await trainStep({ config, model, ref: null, optimizer, step: 3 }, items);
+  const weights = new Map<string, Float32Array>();
+  for (const [n, t] of model.params) weights.set(n, (await t.data()) as Float32Array);
+  optimizer.dispose();
+  model.dispose();
+  return { m, weights };
+}
+
+function maxDiff(a: Map<string, Float32Array>, b: Map<string, Float32Array>): number {
+  let worst = 0;
+  for (const [name, x] of a) {
+    const y = b.get(name)!;
+    for (let i = 0; i < x.length; i++) worst = Math.max(worst, Math.abs(x[i]! - y[i]!));
+  }
+  return worst;
+}
+
+Deno.test("trainStep with mini-batches: one optimizer step each, the ratio moves off 1 after the first, clipping acts", async () => {
+  const items = await rollout();
+  const one = await stepWith(items, []);
+  assert.equal(one.m.optimizerSteps, 1);
+  // A single step: π_θ = π_old at the only loss evaluation.
+  assert.ok(Math.abs(one.m.ratioMean! - 1) < 1e-6 && Math.abs(one.m.ratioMax! - 1) < 1e-6);
+  assert.equal(one.m.clipFracLow! + one.m.clipFracHigh!, 0);
+  const four = await stepWith(items, ["algorithm.ppoMiniBatchSize=2"]);
+  assert.equal(four.m.optimizerSteps, 4);
+  assert.ok(four.m.ratioMax! > 1 + 1e-3, `ratio max ${four.m.ratioMax}`);
+  assert.ok(Math.abs(four.m.ppoKl!) > 1e-5, `approx-KL to π_old ${four.m.ppoKl}`);
+  // Small steps leave a narrow trust region more often than ε = 0.2: more tokens are clipped, and
+  // that changes the update.
+  const wide = await stepWith(items, ["algorithm.ppoMiniBatchSize=2"], "adamw", 1e-2);
+  const narrow = await stepWith(
+    items,
+    [
+      "algorithm.ppoMiniBatchSize=2",
+      "algorithm.clip.low=0.0001",
+      "algorithm.clip.high=0.0001",
+    ],
+    "adamw",
+    1e-2,
+  );
+  const clipped = (u: typeof wide) => u.m.clipFracLow! + u.m.clipFracHigh!;
+  assert.ok(clipped(narrow) > clipped(wide), `${clipped(narrow)} vs ${clipped(wide)}`);
+  assert.ok(maxDiff(narrow.weights, wide.weights) > 0, "the clip range changes the update");
+  // Two epochs over one mini-batch are two steps, the second off-policy too.
+  const epochs = await stepWith(items, ["algorithm.ppoEpochs=2"]);
+  assert.equal(epochs.m.optimizerSteps, 2);
+  assert.ok(epochs.m.ratioMax! > 1 + 1e-3, `ratio max ${epochs.m.ratioMax}`);
+});
+
+Deno.test("trainStep: GSPO's sequence ratio and PPO's token ratio give different updates once the ratio moves", async () => {
+  const items = await rollout();
+  const mini = [
+    "algorithm.ppoMiniBatchSize=2",
+    "algorithm.clip.low=0.01",
+    "algorithm.clip.high=0.01",
+  ];
+  const vanilla = await stepWith(items, mini, "sgd");
+  const gspo = await stepWith(items, [...mini, "algorithm.loss=gspo"], "sgd");
+  assert.ok(
+    maxDiff(vanilla.weights, gspo.weights) > 1e-4,
+    `${maxDiff(vanilla.weights, gspo.weights)}`,
+  );
+  // With a single step both are the policy gradient of the same advantages.
+  const seq = "algorithm.aggregation=seq-mean-token-mean";
+  const v1 = await stepWith(items, [seq], "sgd");
+  const g1 = await stepWith(items, ["algorithm.loss=gspo", seq], "sgd");
+  assert.ok(maxDiff(v1.weights, g1.weights) < 1e-6, `${maxDiff(v1.weights, g1.weights)}`);
+});
+
+Deno.test("trainStep: reading π_old from the gradient pass of a one-step update equals scoring it first", async () => {
+  const items = await rollout();
+  const shortcut = await stepWith(items, [], "sgd");
+  const { config } = await loadConfig({
+    set: [
+      "rollout.batchSize=8",
+      "rollout.groupSize=4",
+      "algorithm.microBatchSize=8",
+      "optimizer.gradClip=null",
+      "algorithm.ppoMiniBatchSize=8",
+      "algorithm.ppoEpochs=1",
+    ],
+  });
+  const { model } = await loadPolicy("builtin:tiny");
+  const optimizer = new SGD(model.parameters(), { lr: 1 });
+  // Score first, explicitly, through the same building blocks trainStep uses.
+  const { trainBatch } = await import("./train_batch.ts");
+  const { scoreBeforeUpdate } = await import("./scoring.ts");
+  const { batchAdvantages } = await import("./advantages.ts");
+  const { miniBatchPlan } = await import("./minibatch.ts");
+  const { miniBatchUpdates } = await import("./update.ts");
+  const batch = trainBatch(items);
+  const scores = await scoreBeforeUpdate({ model, ref: null, temperature: 1 }, batch, {
+    old: true,
+    entropy: false,
+    ref: false,
+    values: false,
+  });
+  const adv = batchAdvantages(config, batch, scores);
+  const plan = miniBatchPlan({
+    batchSize: 8,
+    miniBatchSize: null,
+    epochs: 1,
+    shuffle: true,
+    seed: 0,
+    step: 3,
+  });
+  await miniBatchUpdates({ config, model, optimizer }, batch, plan, { ...adv, scores });
+  const weights = new Map<string, Float32Array>();
+  for (const [n, t] of model.params) weights.set(n, (await t.data()) as Float32Array);
+  optimizer.dispose();
+  model.dispose();
+  // Same numbers up to the f32 order of the separate no-grad pass.
+  assert.ok(maxDiff(weights, shortcut.weights) < 1e-6, `${maxDiff(weights, shortcut.weights)}`);
+});

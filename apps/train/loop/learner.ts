@@ -1,0 +1,135 @@
+/**
+ * The learner of a run: the policy (from a checkpoint when resuming), its reference, value head
+ * and LoRA adapters, and AdamW over what is trained.
+ *
+ * Design decisions:
+ * - **No reference model unless something reads it** (`needsReference`: `algorithm.kl.beta > 0`
+ *   or PRIME's implicit rewards); with LoRA the reference is the base itself, scored with the
+ *   adapters detached (`lora.ts`), so no second copy of the weights.
+ * - **With LoRA the base is always `model.checkpoint`**: a LoRA checkpoint holds the adapters
+ *   only, so resuming attaches them to a freshly loaded base.
+ * - **Resume is exact**: the optimizer's moments are restored bit for bit, with the step and data
+ *   position the loop continues from.
+ *
+ * @module
+ */
+
+import { attachValueHead, CausalLM, parameterCount, type Tokenizer } from "@rlvr/policy";
+import { AdamW, type Optimizer, type Tensor } from "@rlvr/tensor";
+import type { Config } from "../config/types.ts";
+import { needsReference } from "../config/mapping.ts";
+import { attachRunLora } from "./lora.ts";
+import { type LoadedPolicy, loadPolicy } from "./policy.ts";
+import { loadTrainState } from "./state.ts";
+
+/** What {@link loadLearner} builds. */
+export interface Learner {
+  /** The policy being trained (adapters and value head attached when configured). */
+  model: CausalLM;
+  /** The reference: a frozen copy, `"base"` (LoRA without adapters), or null (none needed). */
+  ref: CausalLM | "base" | null;
+  /** AdamW over the trained parameters. */
+  optimizer: Optimizer;
+  /** The tokenizer of `model.checkpoint`. */
+  tokenizer: Tokenizer;
+  /** `model.checkpoint` as loaded (its EOS ids and generation config are the run's). */
+  init: Omit<LoadedPolicy, "model">;
+  /** Steps already taken (0 for a new run). */
+  start: number;
+  /** The training stream's position to continue from. */
+  dataPosition: number;
+  /** A one-line description for the run's header. */
+  description: string;
+  /** Frees the policy, the reference and the optimizer's moments. */
+  dispose(): void;
+}
+
+/**
+ * Loads the learner of `config`, from `checkpointPath` when resuming (see the module doc).
+ *
+ * @example Usage
+ * ```ts
+ * import { defaultConfig, loadLearner, validateConfig } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const config = await validateConfig(defaultConfig());
+ * const learner = await loadLearner(config, null);
+ * assert.equal(learner.ref, null); // β = 0: no reference is held
+ * assert.equal(learner.start, 0);
+ * learner.dispose();
+ * ```
+ */
+export async function loadLearner(
+  config: Config,
+  checkpointPath: string | null,
+): Promise<Learner> {
+  const t = config.trainer;
+  const lora = config.model.lora ?? null;
+  const { model: base, ...init } = await loadPolicy(config.model.checkpoint);
+  const withRef = needsReference(config);
+  let headWeights: Map<string, Tensor> | undefined = init.extra.size > 0 ? init.extra : undefined;
+  const resumed = checkpointPath === null ? null : await loadTrainState(checkpointPath);
+  if (resumed !== null) {
+    headWeights = resumed.extra.size > 0 ? resumed.extra : undefined;
+    if ((resumed.lora !== null) !== (lora !== null)) {
+      base.dispose();
+      throw new Error(
+        `train: checkpoint ${checkpointPath} is ${
+          resumed.lora !== null ? "a LoRA" : "a full"
+        } checkpoint but model.lora is ${
+          lora !== null ? "set" : "not set"
+        }; resume with the config the run was started with`,
+      );
+    }
+  }
+  let model: CausalLM;
+  let ref: CausalLM | "base" | null = null;
+  if (lora !== null) {
+    model = base;
+    attachRunLora(model, lora, {
+      seed: t.seed,
+      ...(resumed?.lora != null ? { weights: resumed.lora.weights } : {}),
+    });
+    if (withRef) ref = "base";
+  } else if (resumed !== null) {
+    model = CausalLM.fromParams(resumed.config!, resumed.params);
+    if (withRef) ref = base;
+    else base.dispose();
+  } else if (withRef) {
+    ref = base;
+    model = (await loadPolicy(config.model.checkpoint)).model;
+  } else {
+    model = base;
+  }
+  if (config.model.valueHead) {
+    attachValueHead(model, headWeights !== undefined ? { weights: headWeights } : { seed: t.seed });
+  }
+  const optimizer = new AdamW(model.parameters(), {
+    lr: config.optimizer.lr,
+    betas: config.optimizer.betas,
+    weightDecay: config.optimizer.weightDecay,
+  });
+  if (resumed !== null) optimizer.loadState(resumed.optimizer);
+  const trainable = model.parameters().reduce((n, p) => n + p.size, 0);
+  const description = `${config.model.checkpoint} (${model.config.modelType}, ${
+    parameterCount(model.config).toLocaleString("en-US")
+  } parameters, ${trainable.toLocaleString("en-US")} trained${
+    lora !== null
+      ? ` by LoRA r=${lora.rank} alpha=${lora.alpha} on ${lora.targetModules.join(", ")}`
+      : ""
+  }${ref !== null ? "; a reference policy is held" : ""}`;
+  return {
+    model,
+    ref,
+    optimizer,
+    tokenizer: init.tokenizer,
+    init,
+    start: resumed?.state.step ?? 0,
+    dataPosition: resumed?.state.dataPosition ?? 0,
+    description,
+    dispose() {
+      optimizer.dispose();
+      model.dispose();
+      if (ref !== "base") ref?.dispose();
+    },
+  };
+}

@@ -1,0 +1,308 @@
+/**
+ * Where a training step's batch comes from: one interface, {@link RolloutSource}, and its three
+ * kinds, so the loop asks "the next batch" and never which mode it is in.
+ *
+ * - {@link syncRollouts}: single-turn completions sampled on the trainer's thread with the
+ *   current weights (`rollout.mode: sync`);
+ * - {@link episodeRollouts}: multi-turn episodes of a `task.env` environment on the trainer's
+ *   thread;
+ * - {@link scheduledRollouts}: jobs run by rollout workers (Web Workers, or remote workers over
+ *   NATS) under versioned weight snapshots, through the staleness gate
+ *   (`rollout.mode: one_step_off | async`).
+ *
+ * Design decision: a source owns everything its mode needs across steps (the scheduler, the
+ * weight publishing after each update, what a checkpoint must keep), so the loop's steps take
+ * the same inputs in every mode.
+ *
+ * @module
+ */
+
+import { basename } from "node:path";
+import type { CausalLM, Tokenizer } from "@rlvr/policy";
+import type { Environment, Episode, Task, TaskRow } from "@rlvr/rewards";
+import { snapshot, StalenessGate } from "@rlvr/infra";
+import type { Config } from "../config/types.ts";
+import { rolloutSchedule, samplingParams } from "../config/mapping.ts";
+import { writeFileAtomic } from "../run/atomic.ts";
+import { join } from "node:path";
+import { collectEpisodes } from "./episode.ts";
+import { startNatsExecutors } from "./nats_executor.ts";
+import type { TrainStream } from "./problems.ts";
+import { encodeRendered, type PromptFormat, promptFormat, renderText } from "./prompt.ts";
+import { collectRollout, type Rollout } from "./rollout.ts";
+import { jobRowCount, type RolloutExecutor, rolloutOptionsOf } from "./rollout_job.ts";
+import { RolloutScheduler, type SchedulerState } from "./scheduler.ts";
+import { loadSchedulerState } from "./state.ts";
+import { WorkerExecutor } from "./worker_executor.ts";
+
+/** One step's batch and what its source adds to the step's metrics record. */
+export interface StepBatch {
+  /** The batch. */
+  rollout: Rollout;
+  /** Source-specific metrics (`rollout/*` of the asynchronous modes, `episode/*`). */
+  record: Record<string, number>;
+  /** Seconds the trainer waited for the batch (asynchronous modes), else null. */
+  waitS: number | null;
+}
+
+/** Where a step's batch comes from (see the module doc). */
+export interface RolloutSource {
+  /** A line for the run's header, or null. */
+  readonly description: string | null;
+  /** The batch of `step` (1-based). */
+  next(step: number): Promise<StepBatch>;
+  /** Called after the update of `step`: rollout workers get the new weights. */
+  afterUpdate(step: number): Promise<void>;
+  /**
+   * Runs `write` with what a checkpoint must keep of the source (the scheduler's outstanding
+   * batches, after the jobs in flight finish), or null.
+   */
+  checkpoint<T>(write: (state: SchedulerState | null) => Promise<T>): Promise<T>;
+  /** At the end of a run: writes the source's summary files and returns a log line, or null. */
+  finish(runDir: string): Promise<string | null>;
+  /** Stops workers. */
+  close(): Promise<void>;
+}
+
+/** What every source needs. */
+export interface SourceContext {
+  /** The resolved config. */
+  config: Config;
+  /** The policy (sampled from on the trainer's thread, or published to workers). */
+  model: CausalLM;
+  /** Its tokenizer. */
+  tokenizer: Tokenizer;
+  /** The training stream (the data position is the trainer's). */
+  stream: TrainStream<TaskRow>;
+  /** Token ids that end a completion. */
+  eosTokenIds: readonly number[];
+}
+
+const local = {
+  description: null,
+  afterUpdate: () => Promise.resolve(),
+  checkpoint: <T>(write: (state: SchedulerState | null) => Promise<T>) => write(null),
+  finish: () => Promise.resolve(null),
+  close: () => Promise.resolve(),
+};
+
+/**
+ * Single-turn completions sampled on the trainer's thread (`rollout.mode: sync`).
+ *
+ * @example Usage
+ * ```ts
+ * import { defaultConfig, heldOutProblems, loadPolicy, syncRollouts, TrainStream, validateConfig } from "@rlvr/train";
+ * import { arithmeticTask } from "@rlvr/rewards";
+ * import assert from "node:assert/strict";
+ * const config = await validateConfig(defaultConfig());
+ * config.rollout.batchSize = 4;
+ * config.rollout.groupSize = 2;
+ * const task = arithmeticTask({ digits: 1, chainLength: 1 });
+ * const { model, tokenizer, eosTokenIds } = await loadPolicy("builtin:tiny");
+ * const stream = new TrainStream(task, 0, heldOutProblems(task, 4));
+ * const source = syncRollouts({ config, model, tokenizer, stream, eosTokenIds }, task);
+ * const { rollout } = await source.next(1);
+ * assert.equal(rollout.items.length, 4);
+ * model.dispose();
+ * ```
+ */
+export function syncRollouts<R extends TaskRow>(
+  ctx: SourceContext,
+  task: Task<R>,
+): RolloutSource {
+  return {
+    ...local,
+    async next(step) {
+      const rollout = await collectRollout(
+        ctx.model,
+        ctx.tokenizer,
+        task,
+        ctx.stream as unknown as TrainStream<R>,
+        rolloutOptionsOf(ctx.config, step, ctx.eosTokenIds),
+      );
+      return { rollout, record: {}, waitS: null };
+    },
+  };
+}
+
+/**
+ * How an episode's first observation is written and tokenised in the tokenizer's prompt format.
+ *
+ * @example Usage
+ * ```ts
+ * import { episodeIo, loadPolicy } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const { model, tokenizer } = await loadPolicy("builtin:tiny");
+ * const io = episodeIo(tokenizer);
+ * assert.deepEqual(io.encode("1+1="), tokenizer.encode("1+1="));
+ * model.dispose();
+ * ```
+ */
+export function episodeIo(
+  tokenizer: Tokenizer,
+  format: PromptFormat = promptFormat(tokenizer),
+): { render: (e: Episode) => string; encode: (text: string) => number[] } {
+  return {
+    render: (e: Episode) => renderText(tokenizer, e.prompt, format),
+    encode: (text: string) => encodeRendered(tokenizer, text, format),
+  };
+}
+
+/**
+ * Multi-turn episodes of `env` on the trainer's thread (`task.env`, `rollout.mode: sync`).
+ *
+ * @example Usage
+ * ```ts
+ * import { agentCalcEnv, defaultConfig, episodeRollouts, heldOutProblems, loadPolicy, TrainStream, validateConfig } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const config = await validateConfig(defaultConfig());
+ * config.rollout.batchSize = 4;
+ * config.rollout.groupSize = 2;
+ * const env = agentCalcEnv();
+ * const { model, tokenizer, eosTokenIds } = await loadPolicy("builtin:tiny");
+ * const stream = new TrainStream(env.task, 0, heldOutProblems(env.task, 4));
+ * const source = episodeRollouts({ config, model, tokenizer, stream, eosTokenIds }, env);
+ * const { rollout, record } = await source.next(1);
+ * assert.equal(rollout.items.length, 4);
+ * assert.ok(record["episode/turns"]! >= 1);
+ * model.dispose();
+ * ```
+ */
+export function episodeRollouts(ctx: SourceContext, env: Environment): RolloutSource {
+  const { config } = ctx;
+  const io = episodeIo(ctx.tokenizer);
+  return {
+    ...local,
+    async next(step) {
+      const e = await collectEpisodes(
+        ctx.model,
+        ctx.tokenizer,
+        env,
+        ctx.stream.take(config.rollout.batchSize / config.rollout.groupSize),
+        {
+          step,
+          seed: config.trainer.seed,
+          groupSize: config.rollout.groupSize,
+          maxNewTokens: config.rollout.maxNewTokens,
+          sampling: samplingParams(config),
+          eosTokenIds: ctx.eosTokenIds,
+          ...io,
+        },
+      );
+      return {
+        rollout: { ...e, rounds: 1 },
+        record: {
+          "episode/turns": e.meanTurns,
+          "episode/success": e.items.filter((it) => it.success).length /
+            Math.max(1, e.items.length),
+        },
+        waitS: null,
+      };
+    },
+  };
+}
+
+/** Where {@link scheduledRollouts} starts from. */
+export interface ScheduledStart {
+  /** Steps already taken (the first weights published are version `start`). */
+  start: number;
+  /** The checkpoint resumed from (its outstanding batches are restored), or null. */
+  checkpointPath: string | null;
+  /** The run directory (names the run for remote workers). */
+  runDir: string;
+  /** Log lines (remote workers joining). */
+  log: (line: string) => void;
+}
+
+/**
+ * Rollout workers under versioned weights through the staleness gate (`rollout.mode:
+ * one_step_off | async`; `rollout.nats` for remote workers).
+ *
+ * @example Usage
+ * ```ts
+ * import { scheduledRollouts } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * // Starting one needs Web Workers and a model; see async_run_test.ts for a full run.
+ * assert.equal(typeof scheduledRollouts, "function");
+ * ```
+ */
+export async function scheduledRollouts(
+  ctx: SourceContext,
+  at: ScheduledStart,
+): Promise<RolloutSource> {
+  const { config } = ctx;
+  const schedule = rolloutSchedule(config);
+  if (schedule.mode === "sync") {
+    throw new Error("scheduledRollouts: rollout.mode is sync; use syncRollouts");
+  }
+  const restored = at.checkpointPath === null ? null : await loadSchedulerState(at.checkpointPath);
+  const gate = restored !== null
+    ? StalenessGate.fromJSON(restored.gate)
+    : new StalenessGate({ maxStaleness: schedule.maxStaleness, policy: schedule.stalePolicy });
+  // Remote workers over NATS (`deno task worker --nats <url>`), or Web Workers here.
+  const remote = config.rollout.nats ?? null;
+  const executors: RolloutExecutor[] = remote !== null
+    ? await startNatsExecutors(config, schedule.workers, {
+      runId: basename(at.runDir),
+      log: at.log,
+    })
+    : await Promise.all(
+      Array.from({ length: schedule.workers }, (_, i) => WorkerExecutor.start(`w${i}`, config)),
+    );
+  const rows = jobRowCount(config);
+  const scheduler = new RolloutScheduler({
+    mode: schedule.mode,
+    executors,
+    gate,
+    takeRows: () => ctx.stream.take(rows),
+    ...(restored !== null ? { restore: restored } : {}),
+  });
+  scheduler.publish(await snapshot(ctx.model.params, at.start));
+  const description = `rollout: ${schedule.mode}, ${schedule.workers} worker${
+    schedule.workers > 1 ? "s" : ""
+  } (${
+    remote !== null
+      ? `remote workers over NATS ${remote}`
+      : `Web Workers on ${(executors[0] as WorkerExecutor).device}`
+  }), max staleness ${schedule.maxStaleness}${
+    schedule.mode === "async" ? `, stale batches: ${schedule.stalePolicy}` : ""
+  }${restored !== null ? `, ${restored.ready.length} batches restored` : ""}`;
+  return {
+    description,
+    async next(step) {
+      const next = await scheduler.next(step - 1, config.trainer.steps - step + 1);
+      const r = next.batch.rollout;
+      const counts = scheduler.gate.counts;
+      return {
+        rollout: r,
+        waitS: next.waitS,
+        record: {
+          "rollout/policy_version": next.batch.policyVersion,
+          "rollout/staleness": next.staleness,
+          "rollout/dropped": counts.dropped,
+          "rollout/regenerated": counts.regenerated,
+          "rollout/queue_depth": next.queueDepth,
+          "rollout/in_flight": next.inFlight,
+          "rollout/worker": Number(/\d+$/.exec(next.batch.worker)?.[0] ?? -1),
+          "rollout/worker_tokens_per_s": r.generatedTokens / Math.max(1e-9, r.seconds),
+          "time/wait_s": next.waitS,
+        },
+      };
+    },
+    async afterUpdate(step) {
+      scheduler.publish(await snapshot(ctx.model.params, step));
+    },
+    checkpoint: (write) => scheduler.checkpoint(write),
+    async finish(runDir) {
+      const g = scheduler.gate;
+      const c = g.counts;
+      await writeFileAtomic(join(runDir, "staleness.json"), JSON.stringify(g.toJSON()));
+      return `rollout staleness (batches): used ${c.used}, dropped ${c.dropped}, regenerated ${c.regenerated}; histogram ${
+        g.histogram.labels().slice(1).map((l, i) =>
+          `${l}:${g.histogram.counts[i] ?? g.histogram.overflow}`
+        ).join(" ")
+      }`;
+    },
+    close: () => scheduler.close(),
+  };
+}
