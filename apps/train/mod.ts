@@ -59,6 +59,7 @@ export type {
   OutputSection,
   RolloutSection,
   SamplerSection,
+  SamplingSection,
   TaskSection,
   TrainerSection,
 } from "./config/types.ts";
@@ -177,7 +178,15 @@ export type {
   OffPolicyOptions,
   PolicyLossOptions,
 } from "@rlvr/objectives";
-export type { ConfidenceInterval, SamplingOrder, SamplingParams } from "@rlvr/sampling";
+export type {
+  ConfidenceInterval,
+  GresoOptions,
+  GresoState,
+  PassRateEntry,
+  PassRateState,
+  SamplingOrder,
+  SamplingParams,
+} from "@rlvr/sampling";
 // `AggregationOptions` mentions `Tensor`; it and the types its public methods mention.
 export type * from "@rlvr/tensor/types";
 export {
@@ -324,13 +333,21 @@ export {
   episodeIo,
   episodeRollouts,
   type RolloutSource,
-  type ScheduledStart,
   scheduledRollouts,
+  type ScheduledStart,
   type SourceContext,
   type StepBatch,
   syncRollouts,
 } from "./loop/rollout_source.ts";
 export { stepRecord, type StepTimes } from "./loop/step_record.ts";
+export {
+  PromptSource,
+  type PromptSourceState,
+  type ReplayedItem,
+  type ReplayRecord,
+  type RowStream,
+  usesStrategies,
+} from "./loop/prompt_source.ts";
 export {
   jobRowCount,
   listStream,
@@ -389,8 +406,12 @@ export {
 } from "./worker.ts";
 export {
   type LoadedTrainState,
+  loadSamplingState,
   loadSchedulerState,
   loadTrainState,
+  SAMPLING_FILE,
+  type SamplingCheckpoint,
+  saveSamplingState,
   saveSchedulerState,
   saveTrainState,
   type SaveTrainStateOptions,

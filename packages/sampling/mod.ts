@@ -10,8 +10,9 @@
  * - **Rollout planning**: groups of n samples per prompt, DAPO dynamic sampling (never a
  *   zero-variance group; an unfillable batch is reported, not thrown), accuracy-band filtering,
  *   decayed pass-rate tracking.
- * - **Prompt selection**: uniform, failure-prioritised, mastery removal, difficulty curricula,
- *   UCB1/Thompson bandits over buckets, per-difficulty rollout budgets.
+ * - **Prompt selection**: uniform, failure-prioritised, mastery removal, GRESO pre-rollout
+ *   skipping, difficulty curricula, UCB1/Thompson bandits over buckets, per-difficulty rollout
+ *   budgets.
  * - **Schedules** (temperature, entropy-targeted temperature, staged length budgets), a **replay
  *   buffer** (FIFO, prioritised, success replay, staleness tags), **datasets** (streaming JSONL and
  *   Parquet, field mapping, plain and Jinja chat templates, resumable shuffled iterators, stable
@@ -156,6 +157,7 @@ export {
   type SelectorOptions,
   type SelectorState,
 } from "./selection.ts";
+export { GresoFilter, type GresoOptions, type GresoState, type GresoVerdict } from "./greso.ts";
 export {
   competence,
   type CompetenceSchedule,

@@ -222,6 +222,14 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
     }
   }
 
+  out.push(...samplingProblems(config));
+  if (a.kl.target != null && a.kl.beta <= 0) {
+    out.push({
+      path: "algorithm.kl.target",
+      message:
+        `${a.kl.target} needs algorithm.kl.beta > 0 as the controller's initial coefficient (it scales β, and 0 stays 0); set kl.beta, e.g. 0.01`,
+    });
+  }
   if (a.overlong.enabled && a.overlong.buffer > rollout.maxNewTokens) {
     out.push({
       path: "algorithm.overlong.buffer",
@@ -242,6 +250,80 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
       message:
         `${trainer.samplesCount} exceeds rollout.batchSize ${batchSize}; samples are taken from one step's batch, use at most ${batchSize}`,
     });
+  }
+  return out;
+}
+
+/** The rules of the `sampling` section (see prompt_source.ts). */
+function samplingProblems(config: Config): ConfigProblem[] {
+  const s = config.sampling;
+  if (s === undefined) return [];
+  const out: ConfigProblem[] = [];
+  const strategies = [
+    ["selection", s.selection !== "stream"],
+    ["mastery", s.mastery !== null],
+    ["greso", s.greso !== null],
+    ["curriculum", s.curriculum !== null],
+    ["replay", s.replay !== null],
+    ["budget", s.budget !== null],
+  ].filter(([, on]) => on).map(([k]) => `sampling.${k}`);
+  if (s.pool === null && strategies.length > 0) {
+    out.push({
+      path: "sampling.pool",
+      message: `null, but ${
+        strategies.join(", ")
+      } draw from a finite pool of training problems (a problem must come back for its history to count); set sampling.pool, e.g. 512`,
+    });
+  }
+  if (s.pool !== null && config.task.trainProblems != null) {
+    out.push({
+      path: "sampling.pool",
+      message:
+        `${s.pool} set together with task.trainProblems ${config.task.trainProblems} (1-shot RLVR cycles over its own problems); keep one of them`,
+    });
+  }
+  if (s.mastery !== null && s.selection === "stream") {
+    out.push({
+      path: "sampling.mastery",
+      message:
+        "mastered problems are removed from draws, but sampling.selection is stream (each problem once); use selection uniform or priority",
+    });
+  }
+  if (s.greso !== null && s.greso.minP > s.greso.maxP) {
+    out.push({
+      path: "sampling.greso.minP",
+      message: `${s.greso.minP} exceeds sampling.greso.maxP ${s.greso.maxP}; use minP <= maxP`,
+    });
+  }
+  const b = s.budget;
+  if (b !== null) {
+    const g = config.rollout.groupSize;
+    if (!(b.min <= g && g <= b.max)) {
+      out.push({
+        path: "sampling.budget",
+        message:
+          `min ${b.min} and max ${b.max} must bracket rollout.groupSize ${g} (the mean samples per problem, which the budget redistributes)`,
+      });
+    } else if (b.min < 2) {
+      out.push({
+        path: "sampling.budget.min",
+        message: `${b.min}: a group of one response has no group baseline; use min >= 2`,
+      });
+    }
+    const conflicts: [boolean, string, string][] = [
+      [config.rollout.dynamicSampling.enabled, "rollout.dynamicSampling.enabled", "false"],
+      [(config.rollout.mode ?? "sync") !== "sync", "rollout.mode", "sync"],
+      [config.task.env != null, "task.env", "null"],
+    ];
+    for (const [on, path, fix] of conflicts) {
+      if (on) {
+        out.push({
+          path: "sampling.budget",
+          message:
+            `not supported with ${path} (per-problem group sizes are applied by the single-turn sampler on the trainer's thread); set ${path} to ${fix} or sampling.budget to null`,
+        });
+      }
+    }
   }
   return out;
 }

@@ -1,6 +1,6 @@
 /**
- * The training config schema (zod): seven sections (`model`, `task`, `rollout`, `algorithm`,
- * `optimizer`, `trainer`, `output`), every object strict, registry keys checked against the live
+ * The training config schema (zod): eight sections (`model`, `task`, `rollout`, `algorithm`,
+ * `sampling`, `optimizer`, `trainer`, `output`), every object strict, registry keys checked against the live
  * registries of `@rlvr/advantage` and `@rlvr/objectives`, then cross-field rules and trial calls
  * of the registries (see `checks.ts`).
  *
@@ -152,6 +152,8 @@ const algorithm = z.strictObject({
     beta: z.number().min(0),
     estimator: registryKey("KL estimator", klEstimatorNames),
     placement: z.enum(["loss", "reward"]),
+    target: z.number().gt(0).nullable().optional(),
+    horizon: z.number().gt(0).optional(),
   }),
   entropyCoef: z.number(),
   ppoEpochs: int().min(1),
@@ -173,6 +175,50 @@ const algorithm = z.strictObject({
     penalty: z.number().min(0),
   }),
   prime: z.strictObject({ beta: z.number().gt(0) }).nullable().optional(),
+});
+
+const unit = () => z.number().min(0).max(1);
+const openUnit = () => z.number().gt(0).lt(1);
+
+// The optional strategies take their papers' values for the fields a config leaves out, so
+// `sampling.greso: {}` switches GRESO on as published.
+const sampling = z.strictObject({
+  pool: int().min(1).nullable(),
+  selection: z.enum(["stream", "uniform", "priority"]),
+  priority: z.strictObject({
+    epsilon: z.number().gt(0).max(1).default(0.05),
+    unseenRate: unit().default(0),
+  }),
+  passRateDecay: z.number().min(0).lt(1),
+  mastery: z.strictObject({
+    threshold: unit().default(1),
+    consecutive: int().min(1).max(8).default(2),
+  }).nullable(),
+  greso: z.strictObject({
+    pEasy: openUnit().default(0.5),
+    pHard: openUnit().default(0.5),
+    targetZeroVariance: unit().default(0.25),
+    adjust: unit().default(0.01),
+    minP: openUnit().default(0.05),
+    maxP: openUnit().default(0.95),
+  }).nullable(),
+  curriculum: z.strictObject({
+    schedule: z.enum(["linear", "root"]).default("root"),
+    steps: int().min(1),
+    initial: z.number().gt(0).max(1).default(0.1),
+    power: z.number().min(1).default(2),
+  }).nullable(),
+  replay: z.strictObject({
+    mode: z.enum(["success", "prioritized"]).default("success"),
+    perGroup: int().min(1).default(2),
+    capacity: int().min(1).default(8),
+    maxAge: int().min(1).default(100),
+  }).nullable(),
+  budget: z.strictObject({
+    min: int().min(1),
+    max: int().min(1),
+    shape: z.enum(["medium", "hard"]).default("medium"),
+  }).nullable(),
 });
 
 const optimizer = z.strictObject({
@@ -204,7 +250,17 @@ const output = z.strictObject({
   }).optional(),
 });
 
-const sections = z.strictObject({ model, task, rollout, algorithm, optimizer, trainer, output });
+const sections = z.strictObject({
+  model,
+  task,
+  rollout,
+  algorithm,
+  // Optional only so that runs written before it existed still resume.
+  sampling: sampling.optional(),
+  optimizer,
+  trainer,
+  output,
+});
 
 // Compile-time check that the schema produces exactly the hand-written Config type.
 type Output = z.output<typeof sections>;

@@ -198,10 +198,12 @@ Deno.test("sectionKeys / schemaKeys describe the schema", () => {
     "task",
     "rollout",
     "algorithm",
+    "sampling",
     "optimizer",
     "trainer",
     "output",
   ]);
+  assert.deepEqual(sectionKeys("sampling.replay"), ["mode", "perGroup", "capacity", "maxAge"]);
   assert.deepEqual(sectionKeys("model.lora"), ["rank", "alpha", "targetModules"]);
   assert.deepEqual(sectionKeys("task.data"), [
     "path",

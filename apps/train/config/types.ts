@@ -139,8 +139,17 @@ export interface AlgorithmSection {
   aggregation: string;
   /** Clip ranges: ratio bounds `1 - low` and `1 + high`; `dual` > 1 or null (off). */
   clip: { low: number; high: number; dual: number | null };
-  /** KL to the reference: coefficient, estimator key, and whether it is in the loss or the reward. */
-  kl: { beta: number; estimator: string; placement: "loss" | "reward" };
+  /**
+   * KL to the reference: coefficient, estimator key, and whether it is in the loss or the reward;
+   * with `target` (veRL `kl_ctrl.type: adaptive`) β adapts towards that KL over `horizon` samples.
+   */
+  kl: {
+    beta: number;
+    estimator: string;
+    placement: "loss" | "reward";
+    target?: number | null | undefined;
+    horizon?: number | undefined;
+  };
   /** Entropy bonus coefficient (the loss gets `- entropyCoef · H`). */
   entropyCoef: number;
   /** Passes over each batch (veRL `ppo_epochs`, TRL `num_iterations`). */
@@ -163,6 +172,55 @@ export interface AlgorithmSection {
   overlong: { enabled: boolean; buffer: number; penalty: number };
   /** PRIME (estimator `prime`): β of the implicit process reward `β·(log π_old − log π_ref)`. */
   prime?: { beta: number } | null | undefined;
+}
+
+/**
+ * `sampling`: which training problems each step draws and what is mixed into its batch (see
+ * `apps/train/loop/prompt_source.ts`). Everything but `stream` selection draws from a finite
+ * pool of training problems (`pool`), so that a problem is seen again and its history counts.
+ */
+export interface SamplingSection {
+  /** Training problems to draw from: the first `pool` distinct ones; null = the endless stream. */
+  pool: number | null;
+  /**
+   * `stream` (the task's problems in order, each once), `uniform` (uniform draws from the pool),
+   * or `priority` (Kimi k1.5: `p ∝ max(1 − s, ε)` with `s` the problem's tracked pass rate).
+   */
+  selection: "stream" | "uniform" | "priority";
+  /** Floor ε of the priority weights, and the pass rate assumed for a problem never drawn. */
+  priority: { epsilon: number; unseenRate: number };
+  /** EMA decay of the tracked pass rates (weight of the old rate). */
+  passRateDecay: number;
+  /** POLARIS: remove a problem once its last `consecutive` groups passed at `threshold` or more. */
+  mastery: { threshold: number; consecutive: number } | null;
+  /** GRESO: skip problems whose recent groups were all correct or all wrong, before sampling. */
+  greso: {
+    pEasy: number;
+    pHard: number;
+    targetZeroVariance: number;
+    adjust: number;
+    minP: number;
+    maxP: number;
+  } | null;
+  /** Easy→hard: only problems whose difficulty rank is within the step's competence are drawn. */
+  curriculum: {
+    schedule: "linear" | "root";
+    steps: number;
+    initial: number;
+    power: number;
+  } | null;
+  /**
+   * Replay (RLEP, prioritised): responses of earlier steps kept per problem and added to its
+   * group when it is drawn again, tagged with the step that sampled them.
+   */
+  replay: {
+    mode: "success" | "prioritized";
+    perGroup: number;
+    capacity: number;
+    maxAge: number;
+  } | null;
+  /** DARS-style budgets: samples per problem between `min` and `max` by its pass rate. */
+  budget: { min: number; max: number; shape: "medium" | "hard" } | null;
 }
 
 /** `optimizer`: AdamW and the schedule. */
@@ -223,6 +281,8 @@ export interface Config {
   rollout: RolloutSection;
   /** The RL algorithm. */
   algorithm: AlgorithmSection;
+  /** Problem selection, curricula, replay and budgets (absent in runs written before it). */
+  sampling?: SamplingSection | undefined;
   /** The optimizer. */
   optimizer: OptimizerSection;
   /** The loop. */

@@ -119,6 +119,14 @@ export class TrainStream<R extends TaskRow = TaskRow> {
     return out;
   }
 
+  /**
+   * The first `n` distinct training problems of the stream (fewer when the task has fewer), the
+   * pool that 1-shot RLVR cycles over and that `sampling.pool` selects from.
+   */
+  distinct(n: number): R[] {
+    return this.#firstDistinct(n);
+  }
+
   #firstDistinct(n: number): R[] {
     const rows: R[] = [];
     const seen = new Set<string>();

@@ -5,7 +5,8 @@
  * dropped and more rounds are sampled until the batch is full.
  *
  * Design decisions: every draw is keyed by `(seed, step, sequence, position)` with
- * `sequence = (round · promptsPerRound + prompt) · groupSize + sample`, so a step's rollout is
+ * `sequence = (round · promptsPerRound + prompt) · groupSize + sample` (with DARS budgets,
+ * `groupSize` is the largest group allowed, `slotSize`), so a step's rollout is
  * a pure function of the seed, the step and the data position (what resume relies on). When
  * dynamic sampling runs out of rounds, the batch is the kept groups only (possibly fewer than
  * `batchSize`, or none: the step then skips the update), never padded with zero-signal groups.
@@ -26,7 +27,6 @@ import { type CausalLM, generate, type SamplingParams, type Tokenizer } from "@r
 import { checkFormat, dapoOverlongPenalty, type Task, type TaskRow } from "@rlvr/rewards";
 import { completionReward } from "../demo/format.ts";
 import { promptFormat, promptIds, renderPrompt } from "./prompt.ts";
-import type { TrainStream } from "./problems.ts";
 
 /** One sampled completion. */
 export interface RolloutItem {
@@ -89,6 +89,13 @@ export interface RolloutOptions {
    * `baselineReward` (ReMax's baseline; default false).
    */
   greedyBaseline?: boolean;
+  /**
+   * Samples per prompt of a round (DARS budgets; each >= 1, summing to `prompts × groupSize`);
+   * default `groupSize` each. Draw keys then use `slotSize` samples per prompt.
+   */
+  groupSizes?: (rows: readonly TaskRow[]) => number[];
+  /** The most samples a prompt may get (the draw keys' per-prompt stride; default `groupSize`). */
+  slotSize?: number;
 }
 
 /** What {@link collectRollout} returns. */
@@ -197,7 +204,7 @@ export async function collectRollout<R extends TaskRow>(
   model: CausalLM,
   tokenizer: Tokenizer,
   task: Task<R>,
-  stream: Pick<TrainStream<R>, "take">,
+  stream: { take(count: number): R[] },
   opts: RolloutOptions,
 ): Promise<Rollout> {
   const started = performance.now();
@@ -205,6 +212,7 @@ export async function collectRollout<R extends TaskRow>(
   const prompts = batchSize / groupSize;
   const items: RolloutItem[] = [];
   let groupsSeen = 0;
+  let groupCount = 0;
   let zeroStd = 0;
   let tokens = 0;
   let round = 0;
@@ -220,15 +228,18 @@ export async function collectRollout<R extends TaskRow>(
     const rows = stream.take(prompts);
     const texts = rows.map((row) => renderPrompt(tokenizer, row, format));
     const ids = rows.map((row) => promptIds(tokenizer, row, format));
+    const sizes = opts.groupSizes?.(rows) ?? rows.map(() => groupSize);
+    const slot = opts.slotSize ?? groupSize;
+    const firsts = sizes.map((_, p) => sizes.slice(0, p).reduce((a, b) => a + b, 0));
     const { sequences } = await generate(
       model,
-      rows.flatMap((_, p) => Array.from({ length: groupSize }, () => ids[p]!)),
+      rows.flatMap((_, p) => Array.from({ length: sizes[p]! }, () => ids[p]!)),
       {
         maxNewTokens: opts.maxNewTokens,
         sampler: { ...opts.sampling, seed: opts.seed },
         step: opts.step,
         sequenceIds: rows.flatMap((_, p) =>
-          Array.from({ length: groupSize }, (_, s) => (round * prompts + p) * groupSize + s)
+          Array.from({ length: sizes[p]! }, (_, s) => (round * prompts + p) * slot + s)
         ),
         tokenizer,
         ...(opts.eosTokenIds !== undefined ? { eosTokenIds: opts.eosTokenIds } : {}),
@@ -258,8 +269,8 @@ export async function collectRollout<R extends TaskRow>(
       const row = rows[p]!;
       const thinkInPrompt = texts[p]!.trimEnd().endsWith("<think>");
       const group: RolloutItem[] = [];
-      for (let s = 0; s < groupSize; s++) {
-        const seq = sequences[p * groupSize + s]!;
+      for (let s = 0; s < sizes[p]!; s++) {
+        const seq = sequences[firsts[p]! + s]!;
         tokens += seq.tokens.length;
         const text = seq.text ?? "";
         const { reward, correct, format: formatOk } = rolloutReward(
@@ -284,11 +295,11 @@ export async function collectRollout<R extends TaskRow>(
         });
       }
       groupsSeen++;
-      const flat = groupSize > 1 && std(group.map((g) => g.reward)) === 0;
+      const flat = group.length > 1 && std(group.map((g) => g.reward)) === 0;
       if (flat) zeroStd++;
       if (opts.dynamicRetries !== null && flat) continue;
       if (items.length >= batchSize) continue;
-      const index = items.length / groupSize;
+      const index = groupCount++;
       for (const g of group) items.push({ ...g, group: index });
     }
   }

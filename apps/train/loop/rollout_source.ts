@@ -27,7 +27,7 @@ import { writeFileAtomic } from "../run/atomic.ts";
 import { join } from "node:path";
 import { collectEpisodes } from "./episode.ts";
 import { startNatsExecutors } from "./nats_executor.ts";
-import type { TrainStream } from "./problems.ts";
+import type { RowStream } from "./prompt_source.ts";
 import { encodeRendered, type PromptFormat, promptFormat, renderText } from "./prompt.ts";
 import { collectRollout, type Rollout } from "./rollout.ts";
 import { jobRowCount, type RolloutExecutor, rolloutOptionsOf } from "./rollout_job.ts";
@@ -72,8 +72,10 @@ export interface SourceContext {
   model: CausalLM;
   /** Its tokenizer. */
   tokenizer: Tokenizer;
-  /** The training stream (the data position is the trainer's). */
-  stream: TrainStream<TaskRow>;
+  /** The training problems (the data position is the trainer's; see prompt_source.ts). */
+  stream: RowStream<TaskRow>;
+  /** Samples per problem of a round (DARS budgets), or undefined for `rollout.groupSize` each. */
+  groupSizes?: (rows: readonly TaskRow[]) => number[];
   /** Token ids that end a completion. */
   eosTokenIds: readonly number[];
 }
@@ -113,12 +115,21 @@ export function syncRollouts<R extends TaskRow>(
   return {
     ...local,
     async next(step) {
+      const budget = ctx.config.sampling?.budget ?? null;
       const rollout = await collectRollout(
         ctx.model,
         ctx.tokenizer,
         task,
-        ctx.stream as unknown as TrainStream<R>,
-        rolloutOptionsOf(ctx.config, step, ctx.eosTokenIds),
+        ctx.stream as RowStream<TaskRow> as RowStream<R>,
+        {
+          ...rolloutOptionsOf(ctx.config, step, ctx.eosTokenIds),
+          ...(ctx.groupSizes !== undefined && budget !== null
+            ? {
+              groupSizes: ctx.groupSizes,
+              slotSize: Math.max(budget.max, ctx.config.rollout.groupSize),
+            }
+            : {}),
+        },
       );
       return { rollout, record: {}, waitS: null };
     },

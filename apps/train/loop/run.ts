@@ -37,6 +37,7 @@
 
 import { basename, extname, join } from "node:path";
 import type { Environment, Task, TaskRow } from "@rlvr/rewards";
+import { AdaptiveKlController } from "@rlvr/objectives";
 import {
   constantSchedule,
   cosineSchedule,
@@ -77,7 +78,13 @@ import {
   type StepBatch,
   syncRollouts,
 } from "./rollout_source.ts";
-import { saveSchedulerState, saveTrainState } from "./state.ts";
+import {
+  loadSamplingState,
+  saveSamplingState,
+  saveSchedulerState,
+  saveTrainState,
+} from "./state.ts";
+import { PromptSource, usesStrategies } from "./prompt_source.ts";
 import { stepRecord } from "./step_record.ts";
 import { trainingTask } from "./task.ts";
 import { trainStep } from "./trainer.ts";
@@ -243,8 +250,11 @@ interface RunContext {
   config: Config;
   run: RunDir;
   learner: Learner;
-  stream: TrainStream<TaskRow>;
+  /** The training problems under the `sampling` strategies. */
+  prompts: PromptSource<TaskRow>;
   source: RolloutSource;
+  /** The adaptive KL controller (`algorithm.kl.target`), or null for a fixed β. */
+  kl: AdaptiveKlController | null;
   /** Evaluates the policy on the held-out problems. */
   evaluate: () => Promise<EvalResult>;
   log: (line: string) => void;
@@ -300,16 +310,19 @@ function startRollouts(
 
 /** Writes checkpoint `step` (with the rollout source's outstanding batches). */
 async function saveCheckpoint(ctx: RunContext, step: number): Promise<void> {
-  const { config, run, learner, stream } = ctx;
+  const { config, run, learner, prompts } = ctx;
   const { model, tokenizer, optimizer, init } = learner;
   await ctx.source.checkpoint(async (rollouts) => {
     const dir = await run.beginCheckpoint(step);
     await saveTrainState(dir, model, tokenizer, optimizer, {
       step,
       seed: config.trainer.seed,
-      dataPosition: stream.position,
+      dataPosition: prompts.position,
     }, { generationConfig: init.generationConfig, baseModel: config.model.checkpoint });
     if (rollouts !== null) await saveSchedulerState(dir, rollouts);
+    if (usesStrategies(config.sampling) || ctx.kl !== null) {
+      await saveSamplingState(dir, { prompts: prompts.state(), klCoef: ctx.kl?.value ?? null });
+    }
     if (config.model.lora != null && step === config.trainer.steps) {
       await saveMergedModel(join(dir, LORA_FILES.merged), model, tokenizer, init.generationConfig);
     }
@@ -333,31 +346,49 @@ async function logSamples(ctx: RunContext, step: number, batch: StepBatch): Prom
 }
 
 /**
- * One training step: collect the batch → update (score, advantages, mini-batch steps) →
- * publish the weights → record the metrics and samples. Returns the record.
+ * One training step: draw and collect the batch → record what was drawn (pass rates, GRESO,
+ * replay store) and mix in replayed responses → update (score, advantages, mini-batch steps)
+ * with this step's KL coefficient → publish the weights → record the metrics and samples.
+ * Returns the record.
  */
 async function trainingStep(
   ctx: RunContext,
   step: number,
   lr: number,
 ): Promise<Record<string, number | null>> {
-  const { config, learner } = ctx;
+  const { config, learner, prompts } = ctx;
+  prompts.setStep(step);
   const batch = await ctx.source.next(step);
+  prompts.observe(batch.rollout.items, step);
+  const items = prompts.mixReplay(batch.rollout.items, step);
   const started = performance.now();
   learner.optimizer.lr = lr;
+  const klCoef = ctx.kl?.value ?? null;
   const u = await trainStep({
-    config,
+    config: klCoef === null ? config : withKlCoef(config, klCoef),
     model: learner.model,
     ref: learner.ref,
     optimizer: learner.optimizer,
     step,
-  }, batch.rollout.items);
+  }, items);
   await ctx.source.afterUpdate(step);
   const trainS = (performance.now() - started) / 1000;
-  const record = stepRecord(config, step, lr, batch, u, { trainS });
+  if (ctx.kl !== null && u.kl !== null) ctx.kl.update(u.kl, items.length);
+  const record = {
+    ...stepRecord(config, step, lr, { ...batch, rollout: { ...batch.rollout, items } }, u, {
+      trainS,
+    }),
+    ...(klCoef !== null ? { kl_coef: klCoef } : {}),
+    ...prompts.metrics(),
+  };
   await ctx.run.appendMetrics(record);
   await logSamples(ctx, step, batch);
   return record;
+}
+
+/** `config` with `algorithm.kl.beta` replaced (the adaptive controller's β for one step). */
+function withKlCoef(config: Config, beta: number): Config {
+  return { ...config, algorithm: { ...config.algorithm, kl: { ...config.algorithm.kl, beta } } };
 }
 
 /** The run's model side on its device: load, evaluate, train, checkpoint (see the module doc). */
@@ -381,12 +412,26 @@ async function trainOnDevice<R extends TaskRow>(
   );
   const held = heldOutProblems(task, t.evalProblems);
   const stream = new TrainStream<TaskRow>(
-    task,
+    task as Task<TaskRow>,
     t.seed,
     held,
     config.task.trainProblems ?? null,
     learner.dataPosition,
   );
+  const saved = checkpointPath === null ? null : await loadSamplingState(checkpointPath);
+  const prompts = new PromptSource<TaskRow>(
+    task as Task<TaskRow>,
+    stream,
+    config.sampling,
+    t.seed,
+    saved?.prompts ?? null,
+  );
+  const klSettings = config.algorithm.kl;
+  const kl = klSettings.target == null ? null : new AdaptiveKlController({
+    initCoef: saved?.klCoef ?? klSettings.beta,
+    target: klSettings.target,
+    horizon: klSettings.horizon ?? 10000,
+  });
 
   let stop = false;
   const onSigint = () => {
@@ -403,7 +448,14 @@ async function trainOnDevice<R extends TaskRow>(
   let interrupted = false;
   try {
     source = await startRollouts(
-      { config, model: learner.model, tokenizer, stream, eosTokenIds: learner.init.eosTokenIds },
+      {
+        config,
+        model: learner.model,
+        tokenizer,
+        stream: prompts,
+        eosTokenIds: learner.init.eosTokenIds,
+        groupSizes: (rows) => prompts.groupSizes(rows, config.rollout.groupSize),
+      },
       task as Task<TaskRow>,
       env,
       { start, checkpointPath, runDir: run.path, log },
@@ -413,8 +465,9 @@ async function trainOnDevice<R extends TaskRow>(
       config,
       run,
       learner,
-      stream,
+      prompts,
       source,
+      kl,
       evaluate: heldOutEvaluator(config, learner, task as Task<TaskRow>, env, held),
       log,
     };

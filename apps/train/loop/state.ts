@@ -36,6 +36,7 @@ import {
   saveLoraCheckpoint,
 } from "./lora.ts";
 import type { SchedulerState } from "./scheduler.ts";
+import type { PromptSourceState } from "./prompt_source.ts";
 
 /** The non-model state of a checkpoint. */
 export interface TrainState {
@@ -263,4 +264,57 @@ export async function loadSchedulerState(dir: string): Promise<SchedulerState | 
     throw e;
   }
   return JSON.parse(text) as SchedulerState;
+}
+
+/** The checkpoint file of the sampling strategies and the adaptive KL coefficient. */
+export const SAMPLING_FILE = "sampling.json";
+
+/** What a checkpoint keeps of the sampling strategies and the KL controller. */
+export interface SamplingCheckpoint {
+  /** The prompt source (take count, pass rates, GRESO, replay store). */
+  prompts: PromptSourceState;
+  /** The adaptive KL coefficient β for the next step, or null (fixed β). */
+  klCoef: number | null;
+}
+
+/**
+ * Writes the sampling state of a checkpoint folder.
+ *
+ * @example Usage
+ * ```ts
+ * import { loadSamplingState, saveSamplingState } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const dir = await Deno.makeTempDir();
+ * const state = { prompts: { version: 1 as const, position: 3, tracker: null, greso: null, replay: {} }, klCoef: 0.02 };
+ * await saveSamplingState(dir, state);
+ * assert.deepEqual(await loadSamplingState(dir), state);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function saveSamplingState(dir: string, state: SamplingCheckpoint): Promise<void> {
+  await writeFileAtomic(join(dir, SAMPLING_FILE), JSON.stringify(state));
+}
+
+/**
+ * Reads the sampling state of a checkpoint folder, or null when it has none (a run without
+ * sampling strategies or adaptive KL).
+ *
+ * @example Usage
+ * ```ts
+ * import { loadSamplingState } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const dir = await Deno.makeTempDir();
+ * assert.equal(await loadSamplingState(dir), null);
+ * await Deno.remove(dir);
+ * ```
+ */
+export async function loadSamplingState(dir: string): Promise<SamplingCheckpoint | null> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(join(dir, SAMPLING_FILE));
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return null;
+    throw e;
+  }
+  return JSON.parse(text) as SamplingCheckpoint;
 }

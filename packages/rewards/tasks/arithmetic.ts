@@ -7,8 +7,9 @@
  * precedence. Values are exact fractions (see `parseExpression`), so with `/` the answer may be
  * a fraction; the verifier accepts any spelling of the same number (`3/4`, `0.75`,
  * `\frac{3}{4}`, `6/8`); it recomputes the value from `row.expression`. Expressions that divide
- * by zero are redrawn. Difficulty is `chainLength · digits` (the mean of a `digits` range,
- * rounded) plus the number of parenthesis pairs shown.
+ * by zero are redrawn. Difficulty is the row's number of operators times the mean digit count of
+ * its operands, plus the number of parenthesis pairs shown (`chainLength · digits` for fixed
+ * knobs; with ranges it is the row's own, so a curriculum can order the rows of one task).
  *
  * @module
  */
@@ -145,13 +146,15 @@ export function arithmeticTask(options?: ArithmeticOptions): Task<ArithmeticRow>
         }
         const expression = formatExpression(e);
         const pairs = (expression.match(/\(/g) ?? []).length;
+        const lengths = (expression.match(/\d+/g) ?? []).map((n) => n.length);
+        const meanDigits = lengths.reduce((a, b) => a + b, 0) / Math.max(1, lengths.length);
         return {
           expression,
           prompt:
             `Compute the exact value of the expression below. Give the result as ${fractionHint} ` +
             `inside <answer></answer>.\n\n${expression}`,
           answer: formatFraction(value),
-          difficulty: ops * Math.round((digits[0] + digits[1]) / 2) + pairs,
+          difficulty: ops * meanDigits + pairs,
         };
       }
     },

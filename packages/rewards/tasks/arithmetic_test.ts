@@ -41,6 +41,12 @@ Deno.test("arithmeticTask: knobs shape the expressions", () => {
     const flat = arithmeticTask({ chainLength: 3 }).row(seed, 1);
     assert.ok(!flat.expression.includes("("), "no parentheses unless asked");
   }));
+  // With a digits range, each row's difficulty is its own operand lengths.
+  fc.assert(fc.property(fc.integer(), (seed) => {
+    const row = arithmeticTask({ digits: [1, 3], chainLength: 1, operators: ["+"] }).row(seed, 0);
+    const [a, b] = row.expression.split(" + ");
+    assert.equal(row.difficulty, (a!.length + b!.length) / 2);
+  }));
   const withParens = arithmeticTask({ chainLength: 5, parentheses: true }).rows(0, 50);
   assert.ok(withParens.some((r) => r.expression.includes("(")));
 });
