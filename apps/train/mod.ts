@@ -9,7 +9,7 @@
  *   `--set` overrides and flag shortcuts; errors that name the key, the value, the fix and the
  *   layer the value came from;
  * - **recipes** in `apps/train/recipes/`: grpo, dr_grpo, dapo, rloo, reinforce_pp, gspo,
- *   cispo, ppo, nsr, one_shot;
+ *   cispo, ppo, nsr, grpo_async, agent_calc (and example configs in `apps/train/examples/`);
  * - **run directory**: atomic `config.yaml`, append-only `metrics.jsonl`/`eval.jsonl`/
  *   `samples.jsonl`, `checkpoints/step-N/` with `COMPLETE` markers, crash-tolerant reading and
  *   truncation for resume;
@@ -283,8 +283,10 @@ export {
   LORA_FILES,
   type LoraCheckpoint,
   loraParamNames,
+  policySnapshot,
   saveLoraCheckpoint,
   saveMergedModel,
+  withMergedParams,
   withoutAdapters,
 } from "./loop/lora.ts";
 export {
@@ -331,6 +333,7 @@ export { miniBatchUpdates, type UpdateContext, type UpdateStats } from "./loop/u
 export { type Learner, loadLearner } from "./loop/learner.ts";
 export {
   episodeIo,
+  episodeMetrics,
   episodeRollouts,
   type RolloutSource,
   scheduledRollouts,
@@ -349,6 +352,9 @@ export {
   usesStrategies,
 } from "./loop/prompt_source.ts";
 export {
+  batchVersions,
+  episodeOptionsOf,
+  type ExecutedJob,
   jobRowCount,
   listStream,
   type RolloutExecutor,
@@ -356,6 +362,13 @@ export {
   rolloutOptionsOf,
   type VersionedRollout,
 } from "./loop/rollout_job.ts";
+export {
+  generatePartial,
+  type PartialGenerateOptions,
+  type PartialRollouts,
+  type VersionedSequence,
+} from "./loop/partial.ts";
+export { type JobTask, jobTask, type JobWorkspace, runRolloutJob } from "./loop/job_runner.ts";
 export {
   type AsyncRolloutMode,
   RolloutScheduler,
@@ -373,6 +386,7 @@ export {
   type TurnSpan,
 } from "./loop/episode.ts";
 export { WorkerExecutor } from "./loop/worker_executor.ts";
+export type { WorkerHold } from "./loop/rollout_worker.ts";
 export {
   type PolicyServer,
   type ServedPolicy,
@@ -430,13 +444,18 @@ export type {
   ChatMessage,
   DecodeOptions,
   EncodeOptions,
+  FinishReason,
   ForwardOptions,
+  GeneratedSequence,
+  GenerateOptions,
+  GenerateStep,
   KVCache,
   LayerKV,
   Llama3RopeScaling,
   ModelConfig,
   ModelExtension,
   ModelType,
+  SamplerConfig,
   ScoreItem,
   Tokenizer,
 } from "@rlvr/policy";

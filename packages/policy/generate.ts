@@ -11,6 +11,10 @@
  * - **Keyed draws**: token `i` of sequence `s` at training step `step` is drawn with the key
  *   `(step, sequenceIds[s], i)`, so a draw depends neither on the other rows of the batch nor on
  *   the prompt's padding; a row generated alone equals the same row in any batch.
+ * - **Interruptible**: `interrupt` ends the running rows between two steps; generating again
+ *   from prompt + tokens so far with `positionOffsets` draws the same keys a single call would,
+ *   and the prefill of those tokens computes the logits their decode steps computed (bit for
+ *   bit on the CPU backend), so under the same weights the continued row is the same row.
  * - **Finished rows stop costing compute**: a row that hit EOS, a stop string or
  *   `maxNewTokens` is dropped from the cache (`cache.selectRows`) before the next step, so the
  *   decode batch shrinks; `timing.rowsPerStep` records the batch of every forward pass.
@@ -38,8 +42,12 @@ import type { Tokenizer } from "./tokenizer/tokenizer.ts";
 // types as `@rlvr/sampling`'s).
 export type { SamplerConfig, SamplingOrder, SamplingParams } from "@rlvr/sampling";
 
-/** Why a sequence ended: an EOS token, a stop string, or `maxNewTokens`. */
-export type FinishReason = "eos" | "stop" | "length";
+/**
+ * Why a sequence ended: an EOS token, a stop string, `maxNewTokens`, or
+ * {@link GenerateOptions.interrupt} (the row was still running; continue it by generating again
+ * from the prompt plus its tokens, with {@link GenerateOptions.positionOffsets}).
+ */
+export type FinishReason = "eos" | "stop" | "length" | "interrupted";
 
 /**
  * Options of {@link generate}.
@@ -111,6 +119,19 @@ export interface GenerateOptions {
    * {@link generate} rejects with that error, leaking nothing. Default: none.
    */
   onTokens?: (event: GenerateStep) => void | Promise<void>;
+  /**
+   * Checked after every sampling step (after `onTokens`): when it returns true, every row still
+   * running ends with finishReason `"interrupted"` and generation returns (partial rollouts: the
+   * caller loads newer weights and continues the rows from prompt + tokens so far). Default:
+   * never.
+   */
+  interrupt?: () => boolean;
+  /**
+   * Per prompt, added to the `position` part of its draw keys (default 0 each): a row continued
+   * after an interruption passes the number of tokens it already has, so token `i` of the whole
+   * completion is always drawn with key `(step, sequence, i)`, interrupted or not.
+   */
+  positionOffsets?: readonly number[];
 }
 
 /**
@@ -315,9 +336,10 @@ function stepEvent(
 /**
  * Generates a completion for every prompt with one KV-cached batch: left-padded prefill, then
  * one decode step per token, sampling with a {@link TokenSampler} keyed by
- * `(step, sequenceIds[row], tokenIndex)`. A sequence ends at an EOS token (`"eos"`), when its
- * decoded text contains a stop string (`"stop"`), or after `maxNewTokens` tokens (`"length"`);
- * finished rows leave the cache. Runs without gradients and leaks no backend memory.
+ * `(step, sequenceIds[row], positionOffsets[row] + tokenIndex)`. A sequence ends at an EOS token
+ * (`"eos"`), when its decoded text contains a stop string (`"stop"`), after `maxNewTokens` tokens
+ * (`"length"`), or when `interrupt()` returns true while it runs (`"interrupted"`); finished rows
+ * leave the cache. Runs without gradients and leaks no backend memory.
  *
  * @param model The policy (its parameters' backend runs the forward passes).
  * @param prompts Token ids per prompt (ragged, each non-empty).
@@ -396,6 +418,21 @@ export async function generate(
       );
     }
     seen.add(id);
+  }
+  const offsets = opts.positionOffsets ?? null;
+  if (offsets !== null) {
+    if (!isArray(offsets) || offsets.length !== B) {
+      throw new RangeError(
+        `generate: positionOffsets must list one offset per prompt (${B}), got ${show(offsets)}`,
+      );
+    }
+    offsets.forEach((o, i) => keyPart(`positionOffsets[${i}]`, o));
+  }
+  const interrupt = opts.interrupt;
+  if (interrupt !== undefined && typeof interrupt !== "function") {
+    throw new TypeError(
+      `generate: interrupt must be a function returning a boolean, got ${show(interrupt)}`,
+    );
   }
   const tokenizer = opts.tokenizer;
   const eosIds = new Set(
@@ -495,7 +532,7 @@ export async function generate(
       const rowLogits = rows.map((_, i) => logits.subarray(i * vocab, (i + 1) * vocab));
       const samples = sampler.sampleBatch(rowLogits, {
         step,
-        positions: t,
+        positions: offsets === null ? t : rows.map((r) => offsets[r.index]! + t),
         sequences: rows.map((r) => r.out.sequenceId),
       }, { scaledLogprob: true });
       if (t > 0) sampledAfterPrefill += rows.length;
@@ -523,6 +560,10 @@ export async function generate(
         if (pending instanceof Promise) await pending;
       }
       if (running.length === 0) break;
+      if (interrupt?.() === true) {
+        for (const i of running) rows[i]!.out.finishReason = "interrupted";
+        break;
+      }
       if (running.length < rows.length) {
         cache.selectRows(running);
         rows = running.map((i) => rows[i]!);

@@ -157,6 +157,89 @@ Deno.test("generate: a row's tokens do not depend on the batch it is in (same se
   model.dispose();
 });
 
+Deno.test("generate: a row interrupted at any step and continued with positionOffsets equals the uninterrupted row (same weights)", async () => {
+  const model = randomModel(QWEN2, 4);
+  const max = 7;
+  const base = (prompts: number[][]): GenerateOptions => ({
+    maxNewTokens: max,
+    sampler: SAMPLED,
+    step: 3,
+    sequenceIds: prompts.map((_, i) => 50 + 3 * i),
+    eosTokenIds: [5, 9], // some rows end early, so interrupted and finished rows mix
+  });
+  const prompt = fc.array(fc.integer({ min: 0, max: QWEN2.vocabSize - 1 }), {
+    minLength: 1,
+    maxLength: 6,
+  });
+  let continued = 0;
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(prompt, { minLength: 1, maxLength: 4 }),
+      fc.integer({ min: 0, max: max - 2 }),
+      async (prompts, at) => {
+        const full = await generate(model, prompts, base(prompts));
+        let checks = 0;
+        const first = await generate(model, prompts, {
+          ...base(prompts),
+          interrupt: () => checks++ === at,
+        });
+        const open = first.sequences.flatMap((s, i) => s.finishReason === "interrupted" ? [i] : []);
+        for (const i of open) assert.equal(first.sequences[i]!.tokens.length, at + 1);
+        continued += open.length;
+        const rest = open.length === 0 ? [] : (await generate(
+          model,
+          open.map((i) => [...prompts[i]!, ...first.sequences[i]!.tokens]),
+          {
+            ...base(prompts),
+            maxNewTokens: max - (at + 1),
+            sequenceIds: open.map((i) => base(prompts).sequenceIds![i]!),
+            positionOffsets: open.map(() => at + 1),
+          },
+        )).sequences;
+        const joined = first.sequences.map((s, i) => {
+          const r = rest[open.indexOf(i)];
+          if (r === undefined) return s;
+          return {
+            tokens: [...s.tokens, ...r.tokens],
+            logprobs: [...s.logprobs, ...r.logprobs],
+            scaledLogprobs: [...s.scaledLogprobs, ...r.scaledLogprobs],
+            finishReason: r.finishReason,
+          };
+        });
+        joined.forEach((s, i) => {
+          const f = full.sequences[i]!;
+          assert.deepEqual(s.tokens, f.tokens, `row ${i} interrupted after token ${at}`);
+          assert.deepEqual(s.logprobs, f.logprobs);
+          assert.deepEqual(s.scaledLogprobs, f.scaledLogprobs);
+          assert.equal(s.finishReason, f.finishReason);
+        });
+      },
+    ),
+    { numRuns: 12, seed: 17 },
+  );
+  assert.ok(continued > 0, "no row was ever interrupted: the test checks nothing");
+  model.dispose();
+});
+
+Deno.test("generate: interrupt ends only the running rows; never interrupting changes nothing", async () => {
+  const model = randomModel(LLAMA_TIED, 6);
+  const opts: GenerateOptions = { maxNewTokens: 5, sampler: SAMPLED, eosTokenIds: [] };
+  const plain = await generate(model, RAGGED, opts);
+  const never = await generate(model, RAGGED, { ...opts, interrupt: () => false });
+  assert.deepEqual(never.sequences, plain.sequences);
+  const zero = await generate(model, RAGGED, { ...opts, positionOffsets: RAGGED.map(() => 0) });
+  assert.deepEqual(zero.sequences, plain.sequences);
+  const cut = await generate(model, RAGGED, { ...opts, interrupt: () => true });
+  for (const s of cut.sequences) {
+    assert.equal(s.finishReason, "interrupted");
+    assert.equal(s.tokens.length, 1);
+  }
+  // an interrupt after the last step has nothing left to interrupt
+  const late = await generate(model, RAGGED, { ...opts, maxNewTokens: 1, interrupt: () => true });
+  assert.ok(late.sequences.every((s) => s.finishReason === "length"));
+  model.dispose();
+});
+
 Deno.test("generate: EOS ends a row with finishReason eos and its row leaves the cache", async () => {
   const model = randomModel(QWEN2, 4);
   const base = { maxNewTokens: 12, sampler: SAMPLED } as const;
@@ -390,6 +473,14 @@ Deno.test("generate: bad options name the field, the value and the fix", async (
   await assert.rejects(
     generate(model, [[1]], { maxNewTokens: 1, sampler, stopStrings: ["\n"] }),
     /generate: stopStrings \["\\n"\] need a tokenizer.*pass opts.tokenizer/,
+  );
+  await assert.rejects(
+    generate(model, [[1], [2]], { maxNewTokens: 1, sampler, positionOffsets: [3] }),
+    /generate: positionOffsets must list one offset per prompt \(2\), got \[3\]/,
+  );
+  await assert.rejects(
+    generate(model, [[1]], { maxNewTokens: 1, sampler, positionOffsets: [1.5] }),
+    /generate: positionOffsets\[0\] must be an integer in \[0, 2\^32\)/,
   );
   await assert.rejects(
     generate(model, [[1]], { maxNewTokens: 1, sampler: { seed: 0, topP: 2 } }),

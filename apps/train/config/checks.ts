@@ -65,13 +65,6 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
         });
       }
     }
-    if ((rollout.mode ?? "sync") !== "sync") {
-      out.push({
-        path: "rollout.mode",
-        message:
-          `${rollout.mode} with task.env is not supported yet (episodes run on the trainer's thread); use rollout.mode: sync`,
-      });
-    }
     for (
       const [on, path] of [
         [rollout.dynamicSampling.enabled, "rollout.dynamicSampling.enabled"],
@@ -163,13 +156,7 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
         `${a.clip.high} is below algorithm.clip.low ${a.clip.low}; use clip.high >= ${a.clip.low} (clip-higher widens the upper bound, never narrows it)`,
     });
   }
-  if ((rollout.mode ?? "sync") !== "sync" && model.lora != null) {
-    out.push({
-      path: "rollout.mode",
-      message:
-        `${rollout.mode} with model.lora is not supported yet (rollout workers receive full weights, not adapters); use rollout.mode: sync or remove model.lora`,
-    });
-  }
+  out.push(...partialProblems(config));
   if ((rollout.mode ?? "sync") === "sync" && rollout.nats != null) {
     out.push({
       path: "rollout.nats",
@@ -252,6 +239,30 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
     });
   }
   return out;
+}
+
+/** Where `rollout.partial` (interruptible rollouts, `loop/partial.ts`) cannot act. */
+function partialProblems(config: Config): ConfigProblem[] {
+  const r = config.rollout;
+  if (r.partial !== true) return [];
+  const conflicts: [boolean, string][] = [
+    [
+      (r.mode ?? "sync") === "sync",
+      `rollout.mode is sync (rollouts on the trainer's thread always use the newest weights); set rollout.mode to async or one_step_off`,
+    ],
+    [
+      r.nats != null,
+      `rollout.nats is set, and remote workers finish a job under the weights they started it with (they are not sent weights in the middle of a job yet); set rollout.nats to null for Web Workers`,
+    ],
+    [
+      config.task.env != null,
+      `task.env is set, and episode turns end at the environment's stop strings, which a generation continued after an interruption cannot see across it; use single-turn tasks`,
+    ],
+  ];
+  return conflicts.filter(([on]) => on).map(([, why]) => ({
+    path: "rollout.partial",
+    message: `true, but ${why}, or set rollout.partial to false`,
+  }));
 }
 
 /** The rules of the `sampling` section (see prompt_source.ts). */

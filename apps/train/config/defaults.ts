@@ -30,6 +30,7 @@ const DEFAULTS = {
     workers: 2,
     maxStaleness: 2,
     stalePolicy: "drop",
+    partial: false,
     nats: null,
   },
   algorithm: {

@@ -110,7 +110,6 @@ Deno.test("resolveRecipe / listRecipes: names, paths, unknown names with a sugge
     "grpo_async",
     "gspo",
     "nsr",
-    "one_shot",
     "ppo",
     "reinforce_pp",
     "rloo",

@@ -201,6 +201,8 @@ export interface RolloutSchedule {
   maxStaleness: number;
   /** What happens to a batch older than η. */
   stalePolicy: "drop" | "regenerate";
+  /** Partial rollouts (`rollout.partial`; always false in sync mode). */
+  partial: boolean;
 }
 
 /**
@@ -212,7 +214,9 @@ export interface RolloutSchedule {
  * import { defaultConfig, rolloutSchedule, validateConfig } from "@rlvr/train";
  * import assert from "node:assert/strict";
  * const config = await validateConfig(defaultConfig());
- * assert.deepEqual(rolloutSchedule(config), { mode: "sync", workers: 0, maxStaleness: 0, stalePolicy: "drop" });
+ * assert.deepEqual(rolloutSchedule(config), {
+ *   mode: "sync", workers: 0, maxStaleness: 0, stalePolicy: "drop", partial: false,
+ * });
  * config.rollout.mode = "one_step_off";
  * assert.equal(rolloutSchedule(config).maxStaleness, 1);
  * ```
@@ -221,7 +225,14 @@ export function rolloutSchedule(config: Config): RolloutSchedule {
   const r = config.rollout;
   const mode = r.mode ?? "sync";
   const stalePolicy = r.stalePolicy ?? "drop";
-  if (mode === "sync") return { mode, workers: 0, maxStaleness: 0, stalePolicy };
-  if (mode === "one_step_off") return { mode, workers: 1, maxStaleness: 1, stalePolicy };
-  return { mode, workers: r.workers ?? 2, maxStaleness: r.maxStaleness ?? 2, stalePolicy };
+  if (mode === "sync") return { mode, workers: 0, maxStaleness: 0, stalePolicy, partial: false };
+  const partial = r.partial ?? false;
+  if (mode === "one_step_off") return { mode, workers: 1, maxStaleness: 1, stalePolicy, partial };
+  return {
+    mode,
+    workers: r.workers ?? 2,
+    maxStaleness: r.maxStaleness ?? 2,
+    stalePolicy,
+    partial,
+  };
 }

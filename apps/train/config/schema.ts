@@ -135,6 +135,7 @@ const rollout = z.strictObject({
   maxStaleness: int().min(0).optional(),
   stalePolicy: z.enum(["drop", "regenerate"]).optional(),
   nats: z.string().min(1).nullable().optional(),
+  partial: z.boolean().optional(),
 });
 
 const algorithm = z.strictObject({

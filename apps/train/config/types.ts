@@ -123,6 +123,13 @@ export interface RolloutSection {
    * (`deno task worker --nats <url>`) through JetStream instead of Web Workers; null = local.
    */
   nats?: string | null | undefined;
+  /**
+   * Partial rollouts (AReaL) in `one_step_off` / `async` mode: a generation running when the
+   * trainer publishes new weights switches to them between two decoding steps (the KV cache is
+   * recomputed) instead of finishing under the old ones; every token records the version that
+   * sampled it, and a batch's version is the oldest of its tokens'. Absent: false.
+   */
+  partial?: boolean | undefined;
 }
 
 /** `algorithm`: estimator, loss and their settings. */

@@ -110,16 +110,94 @@ Deno.test("async with 2 workers: no batch is used with staleness > η, and the r
   }
 });
 
-Deno.test("rollout.mode: config errors name the key and the fix", async () => {
-  await assert.rejects(
-    loadConfig({
+Deno.test("one_step_off with model.lora: workers get the merged weights; the run trains, saves the merged model and resumes exactly", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const opts = (name: string) => ({
+      out: root,
+      steps: "3",
       set: [
+        ...SMALL,
         "rollout.mode=one_step_off",
-        "model.lora={rank: 4, alpha: 8, targetModules: [q_proj]}",
+        "model.lora={rank: 4, alpha: 8, targetModules: [q_proj, v_proj, up_proj]}",
+        "optimizer.lr=1e-2",
+        `output.name=${name}`,
       ],
-    }),
-    /rollout\.mode.*not supported yet.*model\.lora/s,
-  );
+    });
+    const full = await runTraining(await loadConfig(opts("full")), quiet);
+    assert.equal(full.step, 3);
+    const m = await records(full.dir, "metrics.jsonl");
+    assert.deepEqual(m.map((x) => x["rollout/policy_version"]), [0, 0, 1]);
+    // step 1 is on-policy: fresh adapters (B = 0) merge to the base bit for bit
+    assert.ok((m[0]!.sampler_logprob_diff as number) < 1e-6);
+    assert.ok(m.every((x) => Number.isFinite(x.grad_norm as number)));
+    await Deno.stat(join(full.dir, "checkpoints/step-3/merged/model.safetensors"));
+    // resumed after step 1, the workers get the merged weights of the restored adapters
+    const first = await runTraining(await loadConfig(opts("split")), { ...quiet, stopAfter: 1 });
+    const second = await runTraining(await loadConfig({ resume: first.dir }), quiet);
+    assert.equal(second.step, 3);
+    assert.deepEqual(
+      withoutTiming(await records(second.dir, "metrics.jsonl")),
+      withoutTiming(m),
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("async with rollout.partial: the run completes; batches are judged by their oldest token", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const r = await runTraining(
+      await loadConfig({
+        out: root,
+        steps: "5",
+        set: [
+          ...SMALL,
+          "rollout.mode=async",
+          "rollout.workers=2",
+          "rollout.maxStaleness=1",
+          "rollout.partial=true",
+          "algorithm.lossOptions.offPolicy.tis.cap=2",
+          "trainer.saveEvery=2",
+          "output.name=partial",
+        ],
+      }),
+      quiet,
+    );
+    assert.equal(r.step, 5);
+    const m = await records(r.dir, "metrics.jsonl");
+    assert.deepEqual(m.map((x) => x.step), [1, 2, 3, 4, 5]);
+    for (const x of m) {
+      const oldest = x["rollout/policy_version"] as number;
+      const newest = x["rollout/policy_version_newest"] as number;
+      assert.ok(oldest <= newest && newest <= (x.step as number) - 1, JSON.stringify(x));
+      assert.ok((x.step as number) - 1 - oldest <= 1, `staleness of the oldest token > η`);
+      const mixed = x["rollout/mixed_version_frac"] as number;
+      assert.ok(mixed >= 0 && mixed <= 1);
+      if (oldest === newest) assert.equal(mixed, 0);
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("rollout.mode: config errors name the key and the fix", async () => {
+  for (
+    const [set, why] of [
+      [[], /rollout\.mode is sync/],
+      [["rollout.mode=async", "rollout.nats=nats://127.0.0.1:4222"], /rollout\.nats is set/],
+    ] as const
+  ) {
+    await assert.rejects(
+      loadConfig({ set: ["rollout.partial=true", ...set] }),
+      new RegExp(`rollout\\.partial: true, but ${why.source}.*set rollout\\.partial to false`, "s"),
+    );
+  }
+  // LoRA with rollout workers is accepted (they receive merged weights)
+  await loadConfig({
+    set: ["rollout.mode=one_step_off", "model.lora={rank: 4, alpha: 8, targetModules: [q_proj]}"],
+  });
   await assert.rejects(
     loadConfig({ set: ["rollout.nats=nats://127.0.0.1:4222"] }),
     /rollout\.nats.*set rollout\.mode to one_step_off or async/s,

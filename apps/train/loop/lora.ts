@@ -23,6 +23,12 @@
  *   `W + (alpha / r)·B·A` in every adapted weight, computed into new tensors (the live base is
  *   not touched), which `transformers`' `AutoModelForCausalLM.from_pretrained` and `loadPolicy`
  *   read.
+ * - **Rollout workers get merged weights too** (`policySnapshot`), not base + adapters: a worker
+ *   stays a plain model of `model.checkpoint` whatever the run trains, the snapshot format,
+ *   checksum and transports (Web Workers, NATS) are the full fine-tuning ones unchanged, and a
+ *   merged forward pass costs no adapter matmuls. The price is full-size snapshots per version
+ *   (what full fine-tuning sends anyway), and log-probs that equal the adapted model's to f32
+ *   rounding (`x·(W + s·B·A)ᵀ` against `x·Wᵀ + s·(x·Aᵀ)·Bᵀ`), not bit for bit.
  *
  * @module
  */
@@ -36,6 +42,7 @@ import {
   saveCheckpoint,
   type Tokenizer,
 } from "@rlvr/policy";
+import { snapshot, type WeightSnapshot } from "@rlvr/infra";
 import { loadSafetensors, noGrad, saveSafetensors, type Tensor, tidy } from "@rlvr/tensor";
 import type { LoraConfig } from "../config/types.ts";
 import { writeFileAtomic } from "../run/atomic.ts";
@@ -350,24 +357,10 @@ export async function saveMergedModel(
   tokenizer: Tokenizer,
   generationConfig: Record<string, unknown> | null,
 ): Promise<void> {
-  const lora = model.extension("lora");
-  if (!(lora instanceof LoraAdapters)) {
+  if (!(model.extension("lora") instanceof LoraAdapters)) {
     throw new Error("saveMergedModel: the model has no LoRA adapters; use saveCheckpoint");
   }
-  const folded: Tensor[] = [];
-  const params = new Map(model.params);
-  noGrad(() => {
-    for (const [name, a] of lora.params) {
-      if (!name.endsWith(".lora_A.weight")) continue;
-      const module = name.slice(PREFIX.length, -".lora_A.weight".length);
-      const b = lora.params.get(`${PREFIX}${module}.lora_B.weight`)!;
-      const w = model.params.get(`${module}.weight`)!;
-      const merged = tidy(() => w.add(b.matmul(a).mul(lora.scale)));
-      folded.push(merged);
-      params.set(`${module}.weight`, merged);
-    }
-  });
-  try {
+  await withMergedParams(model, async (params) => {
     const head = model.extension("valueHead");
     await saveCheckpoint(dir, {
       config: model.config,
@@ -376,7 +369,72 @@ export async function saveMergedModel(
       ...(generationConfig !== null ? { generationConfig } : {}),
     });
     await tokenizer.save(dir);
+  });
+}
+
+/**
+ * Runs `fn` with the policy's base parameters as a plain model has them, with the LoRA adapters
+ * folded in: `W + (alpha / r)·B·A` for every adapted weight, in new tensors freed when `fn`
+ * settles (the model is not changed); the other entries are the model's own tensors. Without
+ * adapters (or with adapters merged in place), `fn` gets `model.params` itself.
+ *
+ * @example Usage
+ * ```ts
+ * import { attachRunLora, loadPolicy, withMergedParams } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const { model } = await loadPolicy("builtin:tiny");
+ * attachRunLora(model, { rank: 2, alpha: 4, targetModules: ["q_proj"] }, { seed: 0 });
+ * const names = await withMergedParams(model, (params) => Promise.resolve([...params.keys()]));
+ * assert.deepEqual(names, [...model.params.keys()]); // the plain model's names
+ * model.dispose();
+ * ```
+ */
+export async function withMergedParams<T>(
+  model: CausalLM,
+  fn: (params: ReadonlyMap<string, Tensor>) => Promise<T>,
+): Promise<T> {
+  const lora = model.extension("lora");
+  // Adapters merged in place (`merge()`) are in model.params already.
+  if (!(lora instanceof LoraAdapters) || lora.merged) return await fn(model.params);
+  const folded: Tensor[] = [];
+  const params = new Map(model.params);
+  try {
+    noGrad(() => {
+      for (const [name, a] of lora.params) {
+        if (!name.endsWith(".lora_A.weight")) continue;
+        const module = name.slice(PREFIX.length, -".lora_A.weight".length);
+        const b = lora.params.get(`${PREFIX}${module}.lora_B.weight`)!;
+        const w = model.params.get(`${module}.weight`)!;
+        const merged = tidy(() => w.add(b.matmul(a).mul(lora.scale)));
+        folded.push(merged);
+        params.set(`${module}.weight`, merged);
+      }
+    });
+    return await fn(params);
   } finally {
     for (const t of folded) t.dispose();
   }
+}
+
+/**
+ * The weight snapshot rollout workers load for policy version `version`: the parameters of a
+ * plain model of `model.checkpoint` that computes what the policy computes, i.e. the merged
+ * weights of a LoRA policy ({@link withMergedParams}), else `model.params`. Workers then hold a
+ * plain model whatever the run trains, local (Web Workers) or remote (NATS) alike.
+ *
+ * @example Usage
+ * ```ts
+ * import { attachRunLora, loadPolicy, policySnapshot } from "@rlvr/train";
+ * import { applySnapshot } from "@rlvr/infra";
+ * import assert from "node:assert/strict";
+ * const { model } = await loadPolicy("builtin:tiny");
+ * attachRunLora(model, { rank: 2, alpha: 4, targetModules: ["v_proj"] }, { seed: 0 });
+ * const worker = await loadPolicy("builtin:tiny"); // a plain model, no adapters
+ * assert.equal(await applySnapshot(worker.model.params, await policySnapshot(model, 3)), 3);
+ * worker.model.dispose();
+ * model.dispose();
+ * ```
+ */
+export function policySnapshot(model: CausalLM, version: number): Promise<WeightSnapshot> {
+  return withMergedParams(model, (params) => snapshot(params, version));
 }

@@ -250,23 +250,27 @@ natsTest(
       assert.deepEqual(await r1, { rollout: empty, policyVersion: 0 });
       await answer(j1.id, inline, 0, "late");
 
-      // the same job id again (a regenerated job) is a new message
-      const r1b = ex!.run(job(1));
+      // the same job id again (a regenerated job) is a new message; the expected rejections are
+      // handled from the start (they may come before the ack below returns)
+      const r1b = assert.rejects(ex!.run(job(1)), {
+        name: "RangeError",
+        message: /worker fake \(nats0, job 1\): boom/,
+      });
       const j1b = (await queue.next())!;
       assert.match(j1b.id, /^exec-d\/[a-z0-9]+\/1\/1$/);
       await answer(j1b.id, { kind: "error", name: "RangeError", message: "boom" });
       await j1b.ack();
-      await assert.rejects(r1b, {
-        name: "RangeError",
-        message: /worker fake \(nats0, job 1\): boom/,
-      });
+      await r1b;
 
       // a version the trainer never uploaded
-      const r2 = ex!.run(job(2));
+      const r2 = assert.rejects(
+        ex!.run(job(2)),
+        /ran under version 5, newer than the latest upload 0/,
+      );
       const j2 = (await queue.next())!;
       await answer(j2.id, inline, 5);
       await j2.ack();
-      await assert.rejects(r2, /ran under version 5, newer than the latest upload 0/);
+      await r2;
 
       // taken twice, never answered: JetStream gives up and the job fails
       const r3 = assert.rejects(ex!.run(job(3)), /job 3 was delivered 2 times without a result/);

@@ -42,6 +42,8 @@ async function nthLine(p: ProcessLines, re: RegExp, count: number, timeoutMs = 6
 
 const ACK_WAIT_MS = "2000";
 
+const quietRun = { progress: () => {}, report: false, handleSignals: false };
+
 nats(
   "runTraining over NATS: async with two remote workers, one SIGKILLed mid-run, completes",
   async (server) => {
@@ -146,4 +148,58 @@ nats(
     }
   },
   300_000,
+);
+
+nats(
+  "runTraining over NATS: a remote worker serves a LoRA run (merged weights) and then an agent run (episodes)",
+  async (server) => {
+    const out = await Deno.makeTempDir();
+    const w = worker(server.url, "w1");
+    try {
+      const runs = [
+        {
+          set: [
+            ...TINY,
+            "model.lora={rank: 4, alpha: 8, targetModules: [q_proj, v_proj]}",
+            "optimizer.lr=1e-2",
+          ],
+        },
+        {
+          config: "agent_calc",
+          set: [...TINY, "rollout.maxNewTokens=12"],
+        },
+      ];
+      for (const [i, r] of runs.entries()) {
+        const loaded = await loadConfig({
+          ...r,
+          out,
+          steps: "3",
+          device: "cpu",
+          set: [
+            ...r.set,
+            "rollout.mode=one_step_off",
+            `rollout.nats=${server.url}`,
+            "trainer.saveEvery=0",
+            `output.name=run${i}`,
+          ],
+        });
+        const result = await runTraining(loaded, { ...quietRun, log: () => {} });
+        assert.equal(result.step, 3);
+        const { records } = await readJsonl<Record<string, number>>(
+          join(result.dir, "metrics.jsonl"),
+        );
+        assert.deepEqual(records.map((x) => x["rollout/policy_version"]), [0, 0, 1]);
+        // step 1 is on-policy: the remote worker sampled what the learner scores
+        assert.ok(records[0]!.sampler_logprob_diff! < 1e-5, JSON.stringify(records[0]));
+        if (r.config === "agent_calc") {
+          assert.ok(records.every((x) => x["episode/turns"]! >= 1), JSON.stringify(records));
+        }
+      }
+      await nthLine(w, /^worker w1: serving run /, 2);
+    } finally {
+      await w.kill();
+      await Deno.remove(out, { recursive: true });
+    }
+  },
+  240_000,
 );

@@ -28,7 +28,7 @@
  */
 
 import { CharTokenizer, type Tokenizer } from "@rlvr/policy";
-import type { TaskRow } from "@rlvr/rewards";
+import type { Episode, TaskRow } from "@rlvr/rewards";
 import { promptText } from "../demo/format.ts";
 
 /** How prompts are written for a tokenizer (see the module doc). */
@@ -179,4 +179,27 @@ export function encodeRendered(
   const ids = tokenizer.encode(text, { addSpecialTokens: false });
   if (format === "chat") return ids;
   return tokenizer.bosTokenId !== null ? [tokenizer.bosTokenId, ...ids] : ids;
+}
+
+/**
+ * How an episode's first observation is written and tokenised in the tokenizer's prompt format.
+ *
+ * @example Usage
+ * ```ts
+ * import { episodeIo, loadPolicy } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const { model, tokenizer } = await loadPolicy("builtin:tiny");
+ * const io = episodeIo(tokenizer);
+ * assert.deepEqual(io.encode("1+1="), tokenizer.encode("1+1="));
+ * model.dispose();
+ * ```
+ */
+export function episodeIo(
+  tokenizer: Tokenizer,
+  format: PromptFormat = promptFormat(tokenizer),
+): { render: (e: Episode) => string; encode: (text: string) => number[] } {
+  return {
+    render: (e: Episode) => renderText(tokenizer, e.prompt, format),
+    encode: (text: string) => encodeRendered(tokenizer, text, format),
+  };
 }

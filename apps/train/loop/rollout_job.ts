@@ -24,6 +24,7 @@ import type { TaskRow } from "@rlvr/rewards";
 import type { WeightSnapshot } from "@rlvr/infra";
 import type { Config } from "../config/types.ts";
 import { estimatorNeeds, samplingParams } from "../config/mapping.ts";
+import type { EpisodeOptions } from "./episode.ts";
 import type { Rollout, RolloutOptions } from "./rollout.ts";
 
 /** One job: the rows of a batch and the key of its draws. */
@@ -40,18 +41,33 @@ export interface RolloutJob {
 export interface VersionedRollout {
   /** The job. */
   job: RolloutJob;
-  /** Version of the weights the executor held (trainer updates applied). */
+  /**
+   * Version of the weights the executor held (trainer updates applied); with partial rollouts,
+   * the oldest version among the batch's tokens (what the staleness gate judges).
+   */
   policyVersion: number;
+  /** Partial rollouts only: the newest version among the batch's tokens. */
+  newestVersion?: number;
   /** The executor's name (`w0`, `w1`, `nats:<id>` ...). */
   worker: string;
   /** The batch. */
   rollout: Rollout;
 }
 
+/** What {@link RolloutExecutor.run} returns. */
+export interface ExecutedJob {
+  /** The batch. */
+  rollout: Rollout;
+  /** The version that generated it (partial rollouts: the oldest among its tokens). */
+  policyVersion: number;
+  /** Partial rollouts only: the newest version among its tokens. */
+  newestVersion?: number;
+}
+
 /**
  * Something that runs rollout jobs under weights it is sent: a Web Worker
  * (`worker_executor.ts`) or a test double. Calls on one executor are serialised by the
- * scheduler: `sync` and `run` never overlap.
+ * scheduler: `sync` and `run` never overlap; only `offer` reaches a running job.
  */
 export interface RolloutExecutor {
   /** A short name for metrics and logs. */
@@ -64,9 +80,45 @@ export interface RolloutExecutor {
    * Runs a job under the weights it holds, or newer ones (a remote worker may sync on its own),
    * and says which version generated it.
    */
-  run(job: RolloutJob): Promise<{ rollout: Rollout; policyVersion: number }>;
+  run(job: RolloutJob): Promise<ExecutedJob>;
+  /**
+   * Partial rollouts (`rollout.partial`): hands newer weights to the job running, which loads
+   * them between two decoding steps (checksum verified; a mismatch fails the job with
+   * `WeightChecksumError`) and continues under them. Absent: the executor cannot take weights
+   * in the middle of a job.
+   */
+  offer?(snapshot: WeightSnapshot): void;
   /** Stops it (pending calls reject). */
   close(): Promise<void>;
+}
+
+/**
+ * The oldest and newest policy versions among a batch's tokens (`tokenVersions`, partial
+ * rollouts), or `fallback` for both when no item carries versions.
+ *
+ * @example Usage
+ * ```ts
+ * import { batchVersions, type Rollout, type RolloutItem } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const item = (tokenVersions: number[]) => ({ tokenVersions }) as RolloutItem;
+ * const r = { items: [item([3, 3, 4]), item([3])] } as Rollout;
+ * assert.deepEqual(batchVersions(r, 3), { oldest: 3, newest: 4 });
+ * assert.deepEqual(batchVersions({ ...r, items: [] }, 5), { oldest: 5, newest: 5 });
+ * ```
+ */
+export function batchVersions(
+  rollout: Rollout,
+  fallback: number,
+): { oldest: number; newest: number } {
+  let oldest = Infinity;
+  let newest = -Infinity;
+  for (const it of rollout.items) {
+    for (const v of it.tokenVersions ?? []) {
+      if (v < oldest) oldest = v;
+      if (v > newest) newest = v;
+    }
+  }
+  return oldest === Infinity ? { oldest: fallback, newest: fallback } : { oldest, newest };
 }
 
 /**
@@ -121,6 +173,36 @@ export function rolloutOptionsOf(
     formatWeight: config.task.formatWeight,
     eosTokenIds,
     ...(estimatorNeeds(config).baseline ? { greedyBaseline: true } : {}),
+  };
+}
+
+/**
+ * The `collectEpisodes` options of a config for draw key `key` (`task.env`; shared by the
+ * synchronous loop and every executor, as {@link rolloutOptionsOf}); the prompt's rendering
+ * (`episodeIo`) is the tokenizer's and is added by the caller.
+ *
+ * @example Usage
+ * ```ts
+ * import { defaultConfig, episodeOptionsOf, validateConfig } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const config = await validateConfig(defaultConfig());
+ * const o = episodeOptionsOf(config, 7, [2]);
+ * assert.equal(o.step, 7);
+ * assert.equal(o.groupSize, config.rollout.groupSize);
+ * ```
+ */
+export function episodeOptionsOf(
+  config: Config,
+  key: number,
+  eosTokenIds: readonly number[],
+): EpisodeOptions {
+  return {
+    step: key,
+    seed: config.trainer.seed,
+    groupSize: config.rollout.groupSize,
+    maxNewTokens: config.rollout.maxNewTokens,
+    sampling: samplingParams(config),
+    eosTokenIds,
   };
 }
 

@@ -8,7 +8,10 @@
  *   thread;
  * - {@link scheduledRollouts}: jobs run by rollout workers (Web Workers, or remote workers over
  *   NATS) under versioned weight snapshots, through the staleness gate
- *   (`rollout.mode: one_step_off | async`).
+ *   (`rollout.mode: one_step_off | async`): completions, or `task.env` episodes (the worker
+ *   builds the environment; the records get the same `episode/*` metrics); with `model.lora`
+ *   the snapshots hold the merged weights (`policySnapshot`); with `rollout.partial` a running
+ *   job switches to newly published weights (`partial.ts`).
  *
  * Design decision: a source owns everything its mode needs across steps (the scheduler, the
  * weight publishing after each update, what a checkpoint must keep), so the loop's steps take
@@ -19,18 +22,24 @@
 
 import { basename } from "node:path";
 import type { CausalLM, Tokenizer } from "@rlvr/policy";
-import type { Environment, Episode, Task, TaskRow } from "@rlvr/rewards";
-import { snapshot, StalenessGate } from "@rlvr/infra";
+import type { Environment, Task, TaskRow } from "@rlvr/rewards";
+import { StalenessGate } from "@rlvr/infra";
 import type { Config } from "../config/types.ts";
-import { rolloutSchedule, samplingParams } from "../config/mapping.ts";
+import { rolloutSchedule } from "../config/mapping.ts";
 import { writeFileAtomic } from "../run/atomic.ts";
 import { join } from "node:path";
-import { collectEpisodes } from "./episode.ts";
+import { collectEpisodes, type EpisodeItem } from "./episode.ts";
+import { policySnapshot } from "./lora.ts";
 import { startNatsExecutors } from "./nats_executor.ts";
 import type { RowStream } from "./prompt_source.ts";
-import { encodeRendered, type PromptFormat, promptFormat, renderText } from "./prompt.ts";
-import { collectRollout, type Rollout } from "./rollout.ts";
-import { jobRowCount, type RolloutExecutor, rolloutOptionsOf } from "./rollout_job.ts";
+import { episodeIo } from "./prompt.ts";
+import { collectRollout, type Rollout, type RolloutItem } from "./rollout.ts";
+import {
+  episodeOptionsOf,
+  jobRowCount,
+  type RolloutExecutor,
+  rolloutOptionsOf,
+} from "./rollout_job.ts";
 import { RolloutScheduler, type SchedulerState } from "./scheduler.ts";
 import { loadSchedulerState } from "./state.ts";
 import { WorkerExecutor } from "./worker_executor.ts";
@@ -136,28 +145,8 @@ export function syncRollouts<R extends TaskRow>(
   };
 }
 
-/**
- * How an episode's first observation is written and tokenised in the tokenizer's prompt format.
- *
- * @example Usage
- * ```ts
- * import { episodeIo, loadPolicy } from "@rlvr/train";
- * import assert from "node:assert/strict";
- * const { model, tokenizer } = await loadPolicy("builtin:tiny");
- * const io = episodeIo(tokenizer);
- * assert.deepEqual(io.encode("1+1="), tokenizer.encode("1+1="));
- * model.dispose();
- * ```
- */
-export function episodeIo(
-  tokenizer: Tokenizer,
-  format: PromptFormat = promptFormat(tokenizer),
-): { render: (e: Episode) => string; encode: (text: string) => number[] } {
-  return {
-    render: (e: Episode) => renderText(tokenizer, e.prompt, format),
-    encode: (text: string) => encodeRendered(tokenizer, text, format),
-  };
-}
+// Where the run loop has always imported it from (it lives with the prompt formats).
+export { episodeIo };
 
 /**
  * Multi-turn episodes of `env` on the trainer's thread (`task.env`, `rollout.mode: sync`).
@@ -190,26 +179,47 @@ export function episodeRollouts(ctx: SourceContext, env: Environment): RolloutSo
         ctx.tokenizer,
         env,
         ctx.stream.take(config.rollout.batchSize / config.rollout.groupSize),
-        {
-          step,
-          seed: config.trainer.seed,
-          groupSize: config.rollout.groupSize,
-          maxNewTokens: config.rollout.maxNewTokens,
-          sampling: samplingParams(config),
-          eosTokenIds: ctx.eosTokenIds,
-          ...io,
-        },
+        { ...episodeOptionsOf(config, step, ctx.eosTokenIds), ...io },
       );
-      return {
-        rollout: { ...e, rounds: 1 },
-        record: {
-          "episode/turns": e.meanTurns,
-          "episode/success": e.items.filter((it) => it.success).length /
-            Math.max(1, e.items.length),
-        },
-        waitS: null,
-      };
+      return { rollout: { ...e, rounds: 1 }, record: episodeMetrics(e.items), waitS: null };
     },
+  };
+}
+
+/**
+ * The `episode/turns` (mean policy turns) and `episode/success` (fraction of successful
+ * episodes) of a batch of episodes, wherever they were run.
+ *
+ * @example Usage
+ * ```ts
+ * import { type EpisodeItem, episodeMetrics } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * const items = [{ turns: 1, success: true }, { turns: 2, success: false }] as EpisodeItem[];
+ * assert.deepEqual(episodeMetrics(items), { "episode/turns": 1.5, "episode/success": 0.5 });
+ * ```
+ */
+export function episodeMetrics(items: readonly RolloutItem[]): Record<string, number> {
+  const episodes = items as readonly Partial<EpisodeItem>[];
+  return {
+    "episode/turns": episodes.reduce((n, it) => n + (it.turns ?? 0), 0) /
+      Math.max(1, items.length),
+    "episode/success": episodes.filter((it) => it.success === true).length /
+      Math.max(1, items.length),
+  };
+}
+
+/**
+ * What partial rollouts add to a record: the newest version among the batch's tokens and the
+ * fraction of its sequences whose tokens come from more than one version.
+ */
+function partialMetrics(
+  newest: number | undefined,
+  items: readonly RolloutItem[],
+): Record<string, number> {
+  const mixed = items.filter((it) => new Set(it.tokenVersions ?? []).size > 1).length;
+  return {
+    ...(newest !== undefined ? { "rollout/policy_version_newest": newest } : {}),
+    "rollout/mixed_version_frac": mixed / Math.max(1, items.length),
   };
 }
 
@@ -266,9 +276,11 @@ export async function scheduledRollouts(
     executors,
     gate,
     takeRows: () => ctx.stream.take(rows),
+    partial: schedule.partial,
     ...(restored !== null ? { restore: restored } : {}),
   });
-  scheduler.publish(await snapshot(ctx.model.params, at.start));
+  // With LoRA the workers, plain models of model.checkpoint, get the merged weights.
+  scheduler.publish(await policySnapshot(ctx.model, at.start));
   const description = `rollout: ${schedule.mode}, ${schedule.workers} worker${
     schedule.workers > 1 ? "s" : ""
   } (${
@@ -277,7 +289,10 @@ export async function scheduledRollouts(
       : `Web Workers on ${(executors[0] as WorkerExecutor).device}`
   }), max staleness ${schedule.maxStaleness}${
     schedule.mode === "async" ? `, stale batches: ${schedule.stalePolicy}` : ""
-  }${restored !== null ? `, ${restored.ready.length} batches restored` : ""}`;
+  }${schedule.partial ? ", partial rollouts" : ""}${
+    restored !== null ? `, ${restored.ready.length} batches restored` : ""
+  }`;
+  const episodes = config.task.env != null;
   return {
     description,
     async next(step) {
@@ -297,11 +312,13 @@ export async function scheduledRollouts(
           "rollout/worker": Number(/\d+$/.exec(next.batch.worker)?.[0] ?? -1),
           "rollout/worker_tokens_per_s": r.generatedTokens / Math.max(1e-9, r.seconds),
           "time/wait_s": next.waitS,
+          ...(schedule.partial ? partialMetrics(next.batch.newestVersion, r.items) : {}),
+          ...(episodes ? episodeMetrics(r.items) : {}),
         },
       };
     },
     async afterUpdate(step) {
-      scheduler.publish(await snapshot(ctx.model.params, step));
+      scheduler.publish(await policySnapshot(ctx.model, step));
     },
     checkpoint: (write) => scheduler.checkpoint(write),
     async finish(runDir) {

@@ -3,17 +3,25 @@
  * anything else). It holds its own copy of the policy and the task's verifier, and answers three
  * requests, one at a time, in the order they arrive:
  *
- * - `init` `{config}`: builds the task (`trainingTask`) and loads `config.model.checkpoint`
- *   on the device `trainer.device` selects, as the trainer does;
+ * - `init` `{config}`: builds the task, or the `task.env` environment (`jobTask`), and loads
+ *   `config.model.checkpoint` on the device `trainer.device` selects, as the trainer does;
  * - `weights` `{snapshot}`: verifies the SHA-256 and loads the weights in place
  *   (`applySnapshot`, refusing to go back in version); a mismatch answers with a
  *   `WeightChecksumError` and leaves the weights as they were;
- * - `job` `{job}`: samples the job's rows and scores them (`collectRollout` with
- *   `rolloutOptionsOf`), so rewards, including a code sandbox's, are computed here, off the
- *   trainer's thread.
+ * - `job` `{job}`: samples the job's rows and scores them (`runRolloutJob`: completions, or
+ *   episodes with `task.env`), so rewards, including a code sandbox's and an environment's, are
+ *   computed here, off the trainer's thread; answers `{rollout, version}`.
  *
- * Design decision: requests are chained on one promise, so a `weights` message followed by a
- * `job` message always runs the job under the new weights, however long either takes.
+ * And one message that is not a request: `offer` `{snapshot}` (partial rollouts,
+ * `rollout.partial`), newer weights for the job running, which loads them between two decoding
+ * steps (`partial.ts`). It is never answered; a checksum mismatch fails the job.
+ *
+ * Design decisions:
+ * - Requests are chained on one promise, so a `weights` message followed by a `job` message
+ *   always runs the job under the new weights, however long either takes.
+ * - An `offer` skips the chain (it must reach a job that is running), and a partial job yields
+ *   to the event loop after every sampling step so that the offer can arrive; the weights are
+ *   written only by the job itself, between two steps, so nothing else sees them change.
  *
  * @module
  */
@@ -22,21 +30,47 @@
 /// <reference lib="deno.worker" />
 
 import { applySnapshot, WeightChecksumError, type WeightSnapshot } from "@rlvr/infra";
-import type { CausalLM, Tokenizer } from "@rlvr/policy";
-import type { Task } from "@rlvr/rewards";
 import { createCpuBackend, setBackend } from "@rlvr/tensor";
 import type { Config } from "../config/types.ts";
+import { rolloutSchedule } from "../config/mapping.ts";
 import { selectTrainDevice } from "./device.ts";
+import { jobTask, type JobWorkspace, runRolloutJob } from "./job_runner.ts";
+import type { PartialRollouts } from "./partial.ts";
 import { loadPolicy } from "./policy.ts";
-import { collectRollout } from "./rollout.ts";
-import { listStream, type RolloutJob, rolloutOptionsOf } from "./rollout_job.ts";
-import { trainingTask } from "./task.ts";
+import type { Rollout } from "./rollout.ts";
+import type { RolloutJob } from "./rollout_job.ts";
 
 /** A request from the executor. */
 export type WorkerRequest =
   | { id: number; type: "init"; config: Config }
   | { id: number; type: "weights"; snapshot: WeightSnapshot }
-  | { id: number; type: "job"; job: RolloutJob };
+  | { id: number; type: "job"; job: RolloutJob; hold?: WorkerHold };
+
+/** Newer weights for the running job (partial rollouts); not a request, never answered. */
+export interface WorkerOffer {
+  /** The message kind. */
+  type: "offer";
+  /** The weights. */
+  snapshot: WeightSnapshot;
+}
+
+/**
+ * A test hook of partial jobs: no interruption before the token at completion index `at`, and
+ * there the job waits for an offer, so that a test interrupts it at a known step whatever the
+ * machine's speed.
+ */
+export interface WorkerHold {
+  /** Completion index of the token after which the job waits for an offer. */
+  at: number;
+}
+
+/** What a `job` request answers. */
+export interface WorkerJobResult {
+  /** The batch. */
+  rollout: Rollout;
+  /** The version the worker holds after the job (newer than at its start if it was offered). */
+  version: number;
+}
 
 /** The answer to a request. */
 export type WorkerResponse =
@@ -53,21 +87,19 @@ export interface WorkerError {
   checksum?: { version: number; expected: string; actual: string };
 }
 
-interface State {
-  config: Config;
-  task: Task;
-  model: CausalLM;
-  tokenizer: Tokenizer;
-  eosTokenIds: number[];
+interface State extends JobWorkspace {
   version: number;
 }
 
 let state: State | null = null;
+/** The newest offered snapshot not loaded yet (partial rollouts). */
+let offered: WeightSnapshot | null = null;
+let offerWaiters: (() => void)[] = [];
 
 async function handle(req: WorkerRequest): Promise<unknown> {
   if (req.type === "init") {
     const config = req.config;
-    const task = await trainingTask(config);
+    const { task, env } = await jobTask(config);
     const device = await selectTrainDevice(config.trainer.device);
     // On the CPU several rollout workers and the trainer share the cores: one matmul thread
     // each (the thread count never changes a result bit, see @rlvr/tensor's CPU backend).
@@ -76,6 +108,7 @@ async function handle(req: WorkerRequest): Promise<unknown> {
     state = {
       config,
       task,
+      env,
       model: p.model,
       tokenizer: p.tokenizer,
       eosTokenIds: p.eosTokenIds,
@@ -90,21 +123,61 @@ async function handle(req: WorkerRequest): Promise<unknown> {
       req.snapshot,
       state.version >= 0 ? { currentVersion: state.version } : {},
     );
+    if (offered !== null && offered.version <= state.version) offered = null;
     return state.version;
   }
-  const { job } = req;
-  return await collectRollout(
-    state.model,
-    state.tokenizer,
-    state.task,
-    listStream(job.rows),
-    rolloutOptionsOf(state.config, job.key, state.eosTokenIds),
-  );
+  const partial = rolloutSchedule(state.config).partial ? partialHook(state, req.hold) : undefined;
+  const rollout = await runRolloutJob(state, req.job, partial);
+  return { rollout, version: state.version } satisfies WorkerJobResult;
+}
+
+// One turn of the event loop, through a message, not a timer (nested timers are clamped to 4 ms).
+const tick = new MessageChannel();
+const ticks: (() => void)[] = [];
+tick.port1.onmessage = () => ticks.shift()?.();
+
+function nextTask(): Promise<void> {
+  return new Promise((resolve) => {
+    ticks.push(resolve);
+    tick.port2.postMessage(null);
+  });
+}
+
+/** The running job's view of the offered weights (see `partial.ts`). */
+function partialHook(s: State, hold: WorkerHold | undefined): PartialRollouts {
+  // With the test hook, interruptions start at the held token, once an offer has arrived.
+  let armed = hold === undefined;
+  return {
+    version: () => s.version,
+    pending: () => armed && offered !== null && offered.version > s.version,
+    async between(at: number) {
+      if (armed || at !== hold!.at) return await nextTask();
+      while (offered === null || offered.version <= s.version) {
+        await new Promise<void>((resolve) => offerWaiters.push(resolve));
+      }
+      armed = true;
+    },
+    async apply() {
+      const snap = offered!;
+      offered = null;
+      s.version = await applySnapshot(s.model.params, snap, { currentVersion: s.version });
+      return s.version;
+    },
+  };
+}
+
+function onOffer(offer: WorkerOffer): void {
+  if (offered === null || offer.snapshot.version > offered.version) offered = offer.snapshot;
+  const w = offerWaiters;
+  offerWaiters = [];
+  for (const f of w) f();
 }
 
 let chain: Promise<void> = Promise.resolve();
-self.onmessage = (e: MessageEvent<WorkerRequest>) => {
-  const req = e.data;
+self.onmessage = (e: MessageEvent<WorkerRequest | WorkerOffer>) => {
+  const msg = e.data;
+  if (msg.type === "offer") return onOffer(msg);
+  const req = msg;
   chain = chain.then(async () => {
     let res: WorkerResponse;
     try {

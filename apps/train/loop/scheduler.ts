@@ -27,6 +27,10 @@
  * - **Weights are snapshotted eagerly** when the trainer publishes a version (before it starts
  *   changing them again), and an executor loads the newest snapshot before each job whose version
  *   differs from its own; one snapshot's bytes serve every executor.
+ * - **Partial rollouts** (`partial`): a published snapshot also goes to every executor running
+ *   a job (`offer`), which switches to it between two decoding steps; a batch's `policyVersion`
+ *   is then the oldest version among its tokens, so the gate bounds the staleness of its oldest
+ *   token, and `newestVersion` the newest.
  * - **Checkpoints wait for the jobs in flight** ({@link RolloutScheduler.checkpoint}): no job is
  *   dispatched while the trainer saves, every outstanding batch is saved with its version, and a
  *   resumed run continues with exactly those batches (one-step-off resumes bit for bit).
@@ -63,6 +67,11 @@ export interface SchedulerOptions {
   gate: StalenessGate;
   /** The rows of a new job (taken from the trainer's stream). */
   takeRows: () => TaskRow[];
+  /**
+   * Partial rollouts (`rollout.partial`): every published snapshot is also offered to the
+   * executors running a job, which switch to it between decoding steps (default false).
+   */
+  partial?: boolean;
   /** Restored state (resume), without the gate (pass the restored gate as `gate`). */
   restore?: Omit<SchedulerState, "gate">;
 }
@@ -117,6 +126,8 @@ export class RolloutScheduler {
   readonly mode: AsyncRolloutMode;
   /** The gate every batch passes. */
   readonly gate: StalenessGate;
+  /** Whether running jobs are offered new weights (see {@link SchedulerOptions.partial}). */
+  readonly partial: boolean;
   readonly #executors: readonly RolloutExecutor[];
   readonly #takeRows: () => TaskRow[];
   #idle: RolloutExecutor[];
@@ -142,6 +153,15 @@ export class RolloutScheduler {
           `use mode async for more`,
       );
     }
+    this.partial = options.partial ?? false;
+    const deaf = options.executors.filter((e) => e.offer === undefined);
+    if (this.partial && deaf.length > 0) {
+      throw new RangeError(
+        `RolloutScheduler: partial rollouts need executors that take weights in the middle of ` +
+          `a job, and ${deaf.map((e) => e.name).join(", ")} cannot (remote NATS workers); ` +
+          `set rollout.partial to false or use Web Workers`,
+      );
+    }
     this.mode = options.mode;
     this.gate = options.gate;
     this.#executors = options.executors;
@@ -154,10 +174,16 @@ export class RolloutScheduler {
     }
   }
 
-  /** The trainer's version `snapshot.version` is ready: new jobs run under it. */
+  /**
+   * The trainer's version `snapshot.version` is ready: new jobs run under it, and with partial
+   * rollouts the running ones switch to it.
+   */
   publish(snapshot: WeightSnapshot): void {
     this.#latest = snapshot;
     this.#training = false;
+    if (this.partial) {
+      for (const ex of this.#executors) if (!this.#idle.includes(ex)) ex.offer!(snapshot);
+    }
     if (this.mode === "async") this.#pump();
   }
 
@@ -288,8 +314,14 @@ export class RolloutScheduler {
     this.#inFlight++;
     (async () => {
       if (ex.version !== snap.version) await ex.sync(snap);
-      const { rollout, policyVersion } = await ex.run(job);
-      this.#ready.push({ job, policyVersion, worker: ex.name, rollout });
+      const { rollout, policyVersion, newestVersion } = await ex.run(job);
+      this.#ready.push({
+        job,
+        policyVersion,
+        ...(newestVersion !== undefined ? { newestVersion } : {}),
+        worker: ex.name,
+        rollout,
+      });
     })().catch((e: unknown) => {
       this.#error ??= e instanceof Error ? e : new Error(String(e));
     }).finally(() => {

@@ -239,3 +239,67 @@ Deno.test("RolloutScheduler: a failing job fails next() with its error; no weigh
     /one_step_off runs one executor, got 2/,
   );
 });
+
+/**
+ * A partial-rollout stand-in: a job runs until weights newer than its own are offered (an offer
+ * may come before the job starts, as to a Web Worker), then finishes under them.
+ */
+class OfferedExecutor implements RolloutExecutor {
+  version = -1;
+  offers: number[] = [];
+  #offered = -1;
+  #wake: (() => void) | null = null;
+  constructor(readonly name: string) {}
+  sync(s: WeightSnapshot): Promise<void> {
+    this.version = s.version;
+    return Promise.resolve();
+  }
+  async run(): Promise<{ rollout: Rollout; policyVersion: number; newestVersion: number }> {
+    const start = this.version;
+    if (this.#offered <= start) await new Promise<void>((resolve) => this.#wake = resolve);
+    this.version = this.#offered;
+    return { rollout: EMPTY, policyVersion: start, newestVersion: this.version };
+  }
+  offer(s: WeightSnapshot): void {
+    this.offers.push(s.version);
+    this.#offered = Math.max(this.#offered, s.version);
+    this.#wake?.();
+  }
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+Deno.test("RolloutScheduler partial: a publish reaches the executors running a job, not idle ones; the batch is as old as its oldest token", async () => {
+  const busy = new OfferedExecutor("w0");
+  const idle = new OfferedExecutor("w1");
+  const s = new RolloutScheduler({
+    mode: "async",
+    executors: [busy, idle],
+    gate: new StalenessGate({ maxStaleness: 2 }),
+    takeRows,
+    partial: true,
+  });
+  s.publish(snap(0)); // one job wanted (see next's `remaining`): dispatched on w0 only
+  const next = s.next(0, 1);
+  s.publish(snap(1)); // the running job switches to version 1 and finishes
+  const b = await next;
+  assert.deepEqual([b.batch.policyVersion, b.batch.newestVersion, b.staleness], [0, 1, 0]);
+  assert.deepEqual(busy.offers, [1]);
+  assert.deepEqual(idle.offers, []);
+  await s.close();
+});
+
+Deno.test("RolloutScheduler partial: executors that cannot take weights mid-job are refused with the fix", () => {
+  assert.throws(
+    () =>
+      new RolloutScheduler({
+        mode: "async",
+        executors: [new FakeExecutor("nats0", () => 0)],
+        gate: new StalenessGate({ maxStaleness: 2 }),
+        takeRows,
+        partial: true,
+      }),
+    /partial rollouts need executors .*nats0 cannot.*set rollout\.partial to false/,
+  );
+});

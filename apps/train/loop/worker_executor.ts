@@ -12,15 +12,30 @@
  *   corrupted weight transfer is reported, never trained on.
  * - Snapshot bytes are copied to the worker (structured clone), not transferred: the trainer
  *   sends the same snapshot to every worker.
+ * - **Partial rollouts** (`rollout.partial`): `offer` sends weights past the worker's request
+ *   chain to the job running; the job answers with the version it ended on, which becomes the
+ *   executor's `version`, and the batch's version is the oldest among its tokens'.
  *
  * @module
  */
 
 import { WeightChecksumError, type WeightSnapshot } from "@rlvr/infra";
 import type { Config } from "../config/types.ts";
-import type { Rollout } from "./rollout.ts";
-import type { RolloutExecutor, RolloutJob } from "./rollout_job.ts";
-import type { WorkerError, WorkerRequest, WorkerResponse } from "./rollout_worker.ts";
+import { rolloutSchedule } from "../config/mapping.ts";
+import {
+  batchVersions,
+  type ExecutedJob,
+  type RolloutExecutor,
+  type RolloutJob,
+} from "./rollout_job.ts";
+import type {
+  WorkerError,
+  WorkerHold,
+  WorkerJobResult,
+  WorkerOffer,
+  WorkerRequest,
+  WorkerResponse,
+} from "./rollout_worker.ts";
 
 type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void; what: string };
 
@@ -64,6 +79,7 @@ export class WorkerExecutor implements RolloutExecutor {
   /** The device the worker computes on (as `trainer.device` selected it there). */
   device = "";
   #version = -1;
+  #partial = false;
   #worker: Worker;
   #pending = new Map<number, Pending>();
   #nextId = 0;
@@ -91,6 +107,7 @@ export class WorkerExecutor implements RolloutExecutor {
   /** Starts a worker and initialises it with `config` (task, policy, device). */
   static async start(name: string, config: Config): Promise<WorkerExecutor> {
     const w = new WorkerExecutor(name);
+    w.#partial = rolloutSchedule(config).partial;
     try {
       const r = await w.#request({ type: "init", config }, "init") as { device: string };
       w.device = r.device;
@@ -111,11 +128,36 @@ export class WorkerExecutor implements RolloutExecutor {
     this.#version = await this.#request({ type: "weights", snapshot }, "weights") as number;
   }
 
-  /** Runs a job under the weights the worker holds. */
-  async run(job: RolloutJob): Promise<{ rollout: Rollout; policyVersion: number }> {
-    const policyVersion = this.#version;
-    const rollout = await this.#request({ type: "job", job }, `job ${job.id}`) as Rollout;
-    return { rollout, policyVersion };
+  /**
+   * Runs a job under the weights the worker holds; with partial rollouts (`rollout.partial`)
+   * under newer ones too, as they are offered, and then `policyVersion` is the oldest version
+   * among the batch's tokens and `newestVersion` the newest.
+   *
+   * @param job The job.
+   * @param options `hold`: a test hook of partial rollouts, which makes the job wait for an
+   *   offer after the token at completion index `hold.at` and interrupt there, and not before.
+   */
+  async run(job: RolloutJob, options: { hold?: WorkerHold } = {}): Promise<ExecutedJob> {
+    const start = this.#version;
+    const hold = options.hold !== undefined ? { hold: options.hold } : {};
+    const r = await this.#request(
+      { type: "job", job, ...hold },
+      `job ${job.id}`,
+    ) as WorkerJobResult;
+    this.#version = r.version;
+    if (!this.#partial) return { rollout: r.rollout, policyVersion: start };
+    const { oldest, newest } = batchVersions(r.rollout, start);
+    return { rollout: r.rollout, policyVersion: oldest, newestVersion: newest };
+  }
+
+  /**
+   * Partial rollouts: sends newer weights to the job running (or the next one), which loads
+   * them between two decoding steps; not answered (a checksum mismatch fails the job with a
+   * `WeightChecksumError`). Ignored once the worker is closed.
+   */
+  offer(snapshot: WeightSnapshot): void {
+    if (this.#dead !== null) return;
+    this.#worker.postMessage({ type: "offer", snapshot } satisfies WorkerOffer);
   }
 
   /** Terminates the worker; pending requests reject. */

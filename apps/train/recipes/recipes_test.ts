@@ -13,7 +13,6 @@ const RECIPES = [
   "grpo_async",
   "gspo",
   "nsr",
-  "one_shot",
   "ppo",
   "reinforce_pp",
   "rloo",
@@ -23,7 +22,7 @@ async function load(name: string): Promise<Config> {
   return (await loadConfig({ config: name })).config;
 }
 
-Deno.test("recipes: the twelve recipes exist, parse as YAML mappings and validate", async () => {
+Deno.test("recipes: the eleven recipes exist, parse as YAML mappings and validate", async () => {
   assert.deepEqual(listRecipes(), RECIPES);
   for (const name of RECIPES) {
     const text = await Deno.readTextFile(join(RECIPES_DIR, `${name}.yaml`));
@@ -109,13 +108,26 @@ Deno.test("recipes: each one actually differs from grpo where its header says", 
   assert.equal(a.nsr!.algorithm.estimator, "psr_nsr");
   assert.deepEqual(a.nsr!.algorithm.estimatorOptions, { positiveWeight: 1, negativeWeight: 1 });
 
-  assert.equal(a.one_shot!.task.trainProblems, 1);
-  assert.ok(a.one_shot!.trainer.evalProblems > 0, "one-shot evaluates on held-out problems");
-  assert.ok(a.one_shot!.algorithm.entropyCoef > 0);
+  assert.equal(a.nsr!.optimizer.lr, 1e-4);
 
   // Beyond the run name, no recipe is a copy of grpo.
   const strip = (c: Config) => ({ ...c, output: {} });
   for (const name of RECIPES.filter((n) => n !== "grpo")) {
     assert.notDeepEqual(strip(a[name]!), strip(grpo), name);
   }
+});
+
+Deno.test("example configs (apps/train/examples/**) validate", async () => {
+  const root = join(RECIPES_DIR, "..", "examples");
+  const found: string[] = [];
+  const walk = async (dir: string) => {
+    for await (const e of Deno.readDir(dir)) {
+      const path = join(dir, e.name);
+      if (e.isDirectory) await walk(path);
+      else if (e.name.endsWith(".yaml")) found.push(path);
+    }
+  };
+  await walk(root);
+  assert.ok(found.length >= 8, `examples found: ${found.length}`);
+  for (const path of found) await loadConfig({ config: path });
 });

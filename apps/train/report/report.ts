@@ -77,8 +77,18 @@ export const REPORT_PLOTS: readonly {
     title: "clip fractions",
     series: (d: ReportData) => [one(d, "clip_frac/low"), one(d, "clip_frac/high")],
   },
+  {
+    // With one optimizer step per batch the ratio is 1 and the approx-KL 0: flat lines.
+    title: "importance ratio π_θ/π_old (max) and approx-KL to π_old",
+    series: (d: ReportData) => [one(d, "ratio/max"), one(d, "ppo_kl")],
+  },
   { title: "gradient norm", series: (d: ReportData) => [one(d, "grad_norm")] },
   { title: "learning rate", series: (d: ReportData) => [one(d, "lr")] },
+  {
+    // Empty ("no data") without a sampling pool: only sampling strategies record these keys.
+    title: "sampling: difficulty drawn, replayed responses",
+    series: (d: ReportData) => [one(d, "sampling/difficulty_mean"), one(d, "replay/items")],
+  },
   {
     // Empty ("no data") in sync runs: only rollout workers record these keys.
     title: "rollout staleness and queue (async modes)",

@@ -73,7 +73,7 @@ Deno.test("renderReport: one svg.plot per REPORT_PLOTS entry, no scripts or exte
     const run = await syntheticRun(root, 20);
     const html = renderReport(await readReportData(run.path));
     assert.equal((html.match(/<svg class="plot"/g) ?? []).length, REPORT_PLOTS.length);
-    assert.equal(REPORT_PLOTS.length, 9);
+    assert.equal(REPORT_PLOTS.length, 11);
     assert.ok(!/<script/i.test(html.replace(/&lt;script&gt;/g, "")), "no script element");
     // The only URL is the SVG namespace; nothing is fetched.
     const urls = html.match(/(?:https?:)?\/\/[^\s"'<>)]+/g) ?? [];
