@@ -6,6 +6,16 @@ import { readJsonl } from "../run/jsonl.ts";
 /** Run options that print nothing, write no report and leave SIGINT alone. */
 export const quiet = { log: () => {}, progress: () => {}, report: false, handleSignals: false };
 
+/** `--set` overrides of a small CPU config: 8 responses in groups of 4, 6 new tokens. */
+export const SMALL_SET: readonly string[] = [
+  "rollout.batchSize=8",
+  "rollout.groupSize=4",
+  "algorithm.microBatchSize=8",
+  "rollout.maxNewTokens=6",
+  "trainer.evalProblems=4",
+  "trainer.device=cpu",
+];
+
 /** Keys allowed to differ between two runs of one config: the timings. */
 export const TIMING = /^(time\/|tokens_per_s$|rollout\/worker_tokens_per_s$)/;
 

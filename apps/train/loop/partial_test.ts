@@ -11,17 +11,9 @@ import { jobRowCount, listStream, rolloutOptionsOf } from "./rollout_job.ts";
 import { trainingTask } from "./task.ts";
 import { trainStep } from "./trainer.ts";
 import { WorkerExecutor } from "./worker_executor.ts";
+import { SMALL_SET } from "./_run_test_util.ts";
 
-const SMALL = [
-  "rollout.batchSize=8",
-  "rollout.groupSize=4",
-  "algorithm.microBatchSize=8",
-  "rollout.maxNewTokens=6",
-  "trainer.evalProblems=4",
-  "trainer.device=cpu",
-  "rollout.mode=async",
-  "rollout.partial=true",
-];
+const SMALL = [...SMALL_SET, "rollout.mode=async", "rollout.partial=true"];
 
 /** Scales every weight by 1 ± up to 3%: a "later version" whose log-probs differ from the first. */
 async function perturb(model: CausalLM): Promise<void> {

@@ -38,36 +38,18 @@ import { miniBatchPlan } from "./minibatch.ts";
 import type { RolloutItem } from "./rollout.ts";
 import { scoreBeforeUpdate, type ScoreNeeds } from "./scoring.ts";
 import { trainBatch } from "./train_batch.ts";
-import { miniBatchUpdates } from "./update.ts";
+import { miniBatchUpdates, type UpdateStats } from "./update.ts";
 
-/** The metrics of one update (the trainer's part of a `metrics.jsonl` record). */
-export interface UpdateMetrics {
-  /** Token-mean entropy of the policy on the batch (first epoch). */
-  entropy: number | null;
+/**
+ * The metrics of one update (the trainer's part of a `metrics.jsonl` record): the mini-batch
+ * updates' statistics ({@link UpdateStats}) with the KL to the reference and the sampler's
+ * log-prob gap.
+ */
+export interface UpdateMetrics extends Omit<UpdateStats, "old" | "klLoss"> {
   /** KL to the reference (token mean, the configured estimator), or null when β = 0. */
   kl: number | null;
-  /** Fraction of tokens clipped below (A < 0), over every optimizer step. */
-  clipFracLow: number | null;
-  /** Fraction of tokens clipped above (A > 0), over every optimizer step. */
-  clipFracHigh: number | null;
-  /** Token-mean importance ratio π_θ/π_old over every optimizer step. */
-  ratioMean: number | null;
-  /** Largest token ratio π_θ/π_old seen. */
-  ratioMax: number | null;
-  /** Approx-KL to π_old (token mean of `log π_old − log π_θ`) over every optimizer step. */
-  ppoKl: number | null;
-  /** Gradient norm before clipping, mean over the optimizer steps. */
-  gradNorm: number | null;
-  /** Policy loss, mean over the optimizer steps. */
-  pgLoss: number | null;
-  /** Value loss (GAE only). */
-  vfLoss: number | null;
   /** Mean |sampler log-prob − learner log-prob| per token. */
   samplerLogprobDiff: number | null;
-  /** Optimizer steps taken. */
-  optimizerSteps: number;
-  /** Optimizer steps skipped for a non-finite gradient. */
-  skippedSteps: number;
 }
 
 /** What {@link trainStep} needs. */
@@ -198,19 +180,6 @@ export async function trainStep(
       kl = s / batch.tokens;
     }
   }
-  return {
-    entropy: u.entropy,
-    kl,
-    clipFracLow: u.clipFracLow,
-    clipFracHigh: u.clipFracHigh,
-    ratioMean: u.ratioMean,
-    ratioMax: u.ratioMax,
-    ppoKl: u.ppoKl,
-    gradNorm: u.gradNorm,
-    pgLoss: u.pgLoss,
-    vfLoss: u.vfLoss,
-    samplerLogprobDiff: diff / batch.tokens,
-    optimizerSteps: u.optimizerSteps,
-    skippedSteps: u.skippedSteps,
-  };
+  const { old: _old, klLoss: _klLoss, ...stats } = u;
+  return { ...stats, kl, samplerLogprobDiff: diff / batch.tokens };
 }

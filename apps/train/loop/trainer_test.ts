@@ -9,6 +9,14 @@ import { trainStep } from "./trainer.ts";
 
 const task = arithmeticTask({ digits: 2, operators: ["+"], chainLength: 1 });
 
+/** The sizes of {@link rollout}'s batch, and no gradient clipping (gradients are compared). */
+const BATCH = [
+  "rollout.batchSize=8",
+  "rollout.groupSize=4",
+  "algorithm.microBatchSize=8",
+  "optimizer.gradClip=null",
+];
+
 async function rollout(): Promise<RolloutItem[]> {
   const { model, tokenizer } = await loadPolicy("builtin:tiny");
   const stream = new TrainStream(task, 0, heldOutProblems(task, 8));
@@ -32,16 +40,7 @@ async function gradientWith(
   items: RolloutItem[],
   set: string[],
 ): Promise<Map<string, Float32Array>> {
-  const { config } = await loadConfig({
-    set: [
-      "rollout.batchSize=8",
-      "rollout.groupSize=4",
-      "algorithm.microBatchSize=8",
-      "algorithm.kl.beta=0",
-      "optimizer.gradClip=null",
-      ...set,
-    ],
-  });
+  const { config } = await loadConfig({ set: [...BATCH, "algorithm.kl.beta=0", ...set] });
   const { model } = await loadPolicy("builtin:tiny");
   const before = new Map<string, Float32Array>();
   for (const [n, t] of model.params) before.set(n, (await t.data()) as Float32Array);
@@ -116,15 +115,7 @@ async function stepWith(
   optimizerKind: "adamw" | "sgd" = "adamw",
   lr = 5e-2,
 ): Promise<{ m: Awaited<ReturnType<typeof trainStep>>; weights: Map<string, Float32Array> }> {
-  const { config } = await loadConfig({
-    set: [
-      "rollout.batchSize=8",
-      "rollout.groupSize=4",
-      "algorithm.microBatchSize=8",
-      "optimizer.gradClip=null",
-      ...set,
-    ],
-  });
+  const { config } = await loadConfig({ set: [...BATCH, ...set] });
   const { model } = await loadPolicy("builtin:tiny");
   // AdamW's first step is about lr·sign(g): large moves (the ratio leaves 1), but sign flips of
   // near-zero gradient entries; SGD compares gradients.
@@ -205,14 +196,7 @@ Deno.test("trainStep: reading π_old from the gradient pass of a one-step update
   const items = await rollout();
   const shortcut = await stepWith(items, [], "sgd");
   const { config } = await loadConfig({
-    set: [
-      "rollout.batchSize=8",
-      "rollout.groupSize=4",
-      "algorithm.microBatchSize=8",
-      "optimizer.gradClip=null",
-      "algorithm.ppoMiniBatchSize=8",
-      "algorithm.ppoEpochs=1",
-    ],
+    set: [...BATCH, "algorithm.ppoMiniBatchSize=8", "algorithm.ppoEpochs=1"],
   });
   const { model } = await loadPolicy("builtin:tiny");
   const optimizer = new SGD(model.parameters(), { lr: 1 });

@@ -13,15 +13,9 @@ import { collectRollout } from "./rollout.ts";
 import { episodeOptionsOf, jobRowCount, listStream, rolloutOptionsOf } from "./rollout_job.ts";
 import { trainingTask } from "./task.ts";
 import { WorkerExecutor } from "./worker_executor.ts";
+import { SMALL_SET } from "./_run_test_util.ts";
 
-const SMALL = [
-  "rollout.batchSize=8",
-  "rollout.groupSize=4",
-  "algorithm.microBatchSize=8",
-  "rollout.maxNewTokens=6",
-  "trainer.evalProblems=4",
-  "trainer.device=cpu",
-];
+const SMALL = SMALL_SET;
 
 Deno.test("WorkerExecutor: a Web Worker's rollout equals the trainer thread's, token for token and bit for bit, under the same weights", async () => {
   const { config } = await loadConfig({ set: [...SMALL, "rollout.dynamicSampling.enabled=true"] });
