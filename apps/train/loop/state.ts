@@ -255,15 +255,20 @@ export async function saveSchedulerState(dir: string, state: SchedulerState): Pr
  * await Deno.remove(dir);
  * ```
  */
-export async function loadSchedulerState(dir: string): Promise<SchedulerState | null> {
+export function loadSchedulerState(dir: string): Promise<SchedulerState | null> {
+  return readOptionalJson<SchedulerState>(join(dir, SCHEDULER_FILE));
+}
+
+/** The parsed JSON of `path`, or null when the file does not exist. */
+async function readOptionalJson<T>(path: string): Promise<T | null> {
   let text: string;
   try {
-    text = await Deno.readTextFile(join(dir, SCHEDULER_FILE));
+    text = await Deno.readTextFile(path);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return null;
     throw e;
   }
-  return JSON.parse(text) as SchedulerState;
+  return JSON.parse(text) as T;
 }
 
 /** The checkpoint file of the sampling strategies and the adaptive KL coefficient. */
@@ -308,13 +313,6 @@ export async function saveSamplingState(dir: string, state: SamplingCheckpoint):
  * await Deno.remove(dir);
  * ```
  */
-export async function loadSamplingState(dir: string): Promise<SamplingCheckpoint | null> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(join(dir, SAMPLING_FILE));
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return null;
-    throw e;
-  }
-  return JSON.parse(text) as SamplingCheckpoint;
+export function loadSamplingState(dir: string): Promise<SamplingCheckpoint | null> {
+  return readOptionalJson<SamplingCheckpoint>(join(dir, SAMPLING_FILE));
 }
