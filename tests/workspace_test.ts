@@ -1,6 +1,7 @@
 /**
  * Cross-package checks of the workspace layout and of the dependency rule: packages depend
- * downward only (advantage and rewards need no tensor library; nothing imports apps/).
+ * downward only (`common` at the bottom imports nothing; advantage and rewards need no tensor
+ * library; nothing imports apps/).
  *
  * @module
  */
@@ -14,13 +15,15 @@ const members: string[] = config.workspace;
 
 /** Which workspace packages each package may import (besides itself). */
 const ALLOWED: Record<string, string[]> = {
-  "@rlvr/tensor": [],
-  "@rlvr/advantage": [],
-  "@rlvr/rewards": [],
-  "@rlvr/sampling": [],
-  "@rlvr/objectives": ["@rlvr/tensor", "@rlvr/advantage"],
-  "@rlvr/policy": ["@rlvr/tensor", "@rlvr/sampling"],
+  "@rlvr/common": [],
+  "@rlvr/tensor": ["@rlvr/common"],
+  "@rlvr/advantage": ["@rlvr/common"],
+  "@rlvr/rewards": ["@rlvr/common"],
+  "@rlvr/sampling": ["@rlvr/common"],
+  "@rlvr/objectives": ["@rlvr/common", "@rlvr/tensor", "@rlvr/advantage"],
+  "@rlvr/policy": ["@rlvr/common", "@rlvr/tensor", "@rlvr/sampling"],
   "@rlvr/infra": [
+    "@rlvr/common",
     "@rlvr/tensor",
     "@rlvr/policy",
     "@rlvr/rewards",
@@ -29,6 +32,7 @@ const ALLOWED: Record<string, string[]> = {
     "@rlvr/sampling",
   ],
   "@rlvr/train": [
+    "@rlvr/common",
     "@rlvr/tensor",
     "@rlvr/policy",
     "@rlvr/rewards",
@@ -52,9 +56,8 @@ Deno.test("workspace: every member has deno.json (name, version, exports, licens
     [...members].sort(),
     [
       "./apps/train",
-      ...["advantage", "infra", "objectives", "policy", "rewards", "sampling", "tensor"].map((p) =>
-        `./packages/${p}`
-      ),
+      ...["advantage", "common", "infra", "objectives", "policy", "rewards", "sampling", "tensor"]
+        .map((p) => `./packages/${p}`),
     ].sort(),
   );
   for (const m of members) {
@@ -97,4 +100,52 @@ Deno.test("workspace: packages import only the packages below them and never app
     }
   }
   assert.deepEqual(problems, []);
+});
+
+/** The bare specifiers a source file imports, doc examples included (`node:` and URLs aside). */
+function bareImports(src: string): string[] {
+  const out: string[] = [];
+  const re =
+    /(?:^|[\s;*])(?:import|export)\b[^"'`;]*?\bfrom\s*["']([^"']+)["']|\bimport\s*\(\s*["']([^"']+)["']\s*\)|^\s*(?:\*\s*)?import\s+["']([^"']+)["']/gm;
+  for (const match of src.matchAll(re)) {
+    const spec = match[1] ?? match[2] ?? match[3]!;
+    if (/^(node:|\.|\/|npm:|jsr:|https?:|data:|file:)/.test(spec)) continue;
+    out.push(spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0]!);
+  }
+  return out;
+}
+
+Deno.test("workspace: each member's deno.json declares what it imports and publishes no tests", async () => {
+  const problems: string[] = [];
+  for (const m of members) {
+    const dir = join(root, m);
+    const pkg = JSON.parse(await Deno.readTextFile(join(dir, "deno.json")));
+    const imports: Record<string, string> = pkg.imports ?? {};
+    for (const [name, target] of Object.entries(imports)) {
+      // Pinned as in the root deno.json (npm), or a sibling at this workspace's version (JSR).
+      const sibling = /^jsr:(@rlvr\/[a-z]+)@\^(\d+\.\d+\.\d+)$/.exec(target);
+      if (sibling === null && config.imports[name] !== target) {
+        problems.push(
+          `${m}/deno.json: ${name} is ${target}, the root pins ${config.imports[name]}`,
+        );
+      }
+      if (sibling !== null && (sibling[1] !== name || sibling[2] !== pkg.version)) {
+        problems.push(`${m}/deno.json: ${name} is ${target}; use jsr:${name}@^${pkg.version}`);
+      }
+    }
+    for await (const file of tsFiles(dir)) {
+      for (const name of bareImports(await Deno.readTextFile(file))) {
+        if (name !== pkg.name && !(name in imports)) {
+          problems.push(`${file}: imports ${name}, which ${m}/deno.json does not declare`);
+        }
+      }
+    }
+    const exclude: string[] = pkg.publish?.exclude ?? [];
+    for (const pattern of ["**/*_test.ts", "**/_test_*.ts", "bench/"]) {
+      if (!exclude.includes(pattern)) {
+        problems.push(`${m}/deno.json: publish.exclude lacks ${pattern}`);
+      }
+    }
+  }
+  assert.deepEqual([...new Set(problems)], []);
 });

@@ -64,6 +64,7 @@ Deno.test("usage: every option and every recipe with its header line", () => {
       "--steps",
       "--out",
       "--resume",
+      "--reward",
       "--help",
     ]
   ) {
@@ -87,4 +88,49 @@ Deno.test("parseCli / usage: --data <file> is a LoadOptions shortcut, listed in 
     usage(),
     /\n {2}--data <file> +task\.data\.path: train on a \.jsonl, \.ndjson or \.parquet/,
   );
+});
+
+Deno.test("parseCli: bare key=value arguments are --set overrides, in command-line order", () => {
+  assert.deepEqual(
+    parseCli([
+      "algorithm.estimator=rloo",
+      "--set",
+      "trainer.steps=4",
+      "trainer.steps=5",
+      "--config",
+      "dapo",
+      "--set=a.b=1",
+      "--",
+      "c.d=x=y",
+    ]),
+    {
+      kind: "run",
+      options: {
+        config: "dapo",
+        set: ["algorithm.estimator=rloo", "trainer.steps=4", "trainer.steps=5", "a.b=1", "c.d=x=y"],
+      },
+    },
+  );
+  // Without `=` a bare argument is an error naming it, not a silently ignored word.
+  assert.throws(
+    () => parseCli(["trainer.steps=5", "dapo"]),
+    (e: unknown) =>
+      e instanceof CliError &&
+      e.message ===
+        'train: unexpected argument "dapo": overrides are key=value (e.g. trainer.steps=5) and a recipe is --config <name>; run with --help for the options',
+  );
+  // The key is checked by the config loader, like a --set key.
+  assert.deepEqual(parseCli(["1a=2"]), { kind: "run", options: { set: ["1a=2"] } });
+});
+
+Deno.test("parseCli / usage: --reward is repeatable and listed in --help with bare overrides", () => {
+  assert.deepEqual(parseCli(["--reward", "./r.ts", "--reward=./s.ts#brevity"]), {
+    kind: "run",
+    options: { reward: ["./r.ts", "./s.ts#brevity"] },
+  });
+  assert.throws(() => parseCli(["--reward"]), /Option '--reward <value>' argument missing/);
+  const text = usage();
+  assert.match(text, /deno task train \[--config <recipe>\] \[key=value \.\.\.\]/);
+  assert.match(text, /\n {2}--reward <file\[#fn\]> +add \{ path: file#fn, weight: 1 \}/);
+  assert.match(text, /veRL and TRL names are\n/);
 });

@@ -2,7 +2,8 @@
  * Entry point of `deno task train`.
  *
  * It parses the command line, assembles and validates the config (a bad config exits 2 with one
- * line per problem, before anything is loaded), prints the resolved config and runs the
+ * line per problem, before anything is loaded), prints a `note: ...` line on stderr for each
+ * veRL/TRL key it translated (`config/aliases.ts`), prints the resolved config and runs the
  * training loop (`loop/run.ts`): held-out evaluation before, the steps, evaluation after, the
  * report and the summary. Exit codes: 0 done, 1 the run failed (its error message on stderr;
  * `RLVR_DEBUG=1` adds the stack), 2 bad arguments or config, 130 stopped by Ctrl-C after saving a
@@ -55,6 +56,7 @@ export async function main(args: string[]): Promise<number> {
     return 2;
   }
   const { config, recipe, resume } = loaded;
+  for (const line of loaded.notices) console.error(line);
   const origin = resume !== null ? `resuming ${resume}` : `recipe ${recipe}`;
   console.log(`# resolved config (${origin})\n${configToYaml(config)}`);
   const { runTraining } = await import("./loop/run.ts");

@@ -29,20 +29,20 @@ Deno.test("main: a valid config prints the resolved config, trains, and reports 
       main([
         "--config",
         "dapo",
-        "--steps",
-        "3",
+        // A bare override, with veRL's name for trainer.steps.
+        "trainer.total_training_steps=3",
         "--out",
         root,
         "--set",
         "trainer.evalProblems=4",
-        "--set",
         "trainer.evalSamples=2",
         "--set",
         "trainer.evalK=2",
       ])
     );
     assert.equal(r.code, 0, r.err);
-    assert.equal(r.err, "");
+    // The translation is one notice line on stderr; nothing else goes there.
+    assert.equal(r.err, "note: trainer.total_training_steps=3 (veRL) is trainer.steps=3");
     const yaml = r.out.slice(r.out.indexOf("\n") + 1, r.out.indexOf("\nrun directory:"));
     const config = YAML.parse(yaml);
     assert.equal(config.trainer.steps, 3);
@@ -61,6 +61,9 @@ Deno.test("main: --help exits 0; a bad flag or config exits 2 with the message o
   const flag = await capture(() => main(["--bogus"]));
   assert.equal(flag.code, 2);
   assert.match(flag.err, /Unknown option '--bogus'/);
+  const word = await capture(() => main(["dapo"]));
+  assert.equal(word.code, 2);
+  assert.match(word.err, /^train: unexpected argument "dapo": overrides are key=value/);
   const bad = await capture(() =>
     main(["--set", "rollout.groupSize=3", "--set", "optimizer.lr=-1"])
   );

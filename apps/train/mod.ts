@@ -57,6 +57,7 @@ export type {
   ModelSection,
   OptimizerSection,
   OutputSection,
+  RewardSpec,
   RolloutSection,
   SamplerSection,
   SamplingSection,
@@ -71,7 +72,21 @@ export {
   validateConfig,
 } from "./config/schema.ts";
 export { crossFieldProblems, registryProblems } from "./config/checks.ts";
-export { type AliasedLayers, aliasLayers, scaleAliases, VERL_ALIASES } from "./config/aliases.ts";
+export {
+  type Alias,
+  type AliasedLayers,
+  ALIASES,
+  type AliasFramework,
+  aliasLayers,
+  type AliasOccurrence,
+  aliasOf,
+  type AliasResolveContext,
+  aliasTable,
+  type AliasWriteContext,
+  resolveAliases,
+  type ResolvedAliases,
+  VERL_SECTIONS,
+} from "./config/aliases.ts";
 export {
   type EstimatorNeeds,
   estimatorNeeds,
@@ -107,6 +122,7 @@ export {
   RECIPES_DIR,
   resolveRecipe,
   RESUME_MUTABLE,
+  rewardFlagLayers,
 } from "./config/load.ts";
 export { writeFileAtomic } from "./run/atomic.ts";
 export {
@@ -137,11 +153,25 @@ export {
 } from "./run/checkpoints.ts";
 export {
   type CreateOptions,
+  type OpenOptions,
   type ResumeInfo,
   RUN_FILES,
   RunDir,
   type RunStream,
 } from "./run/run_dir.ts";
+export {
+  markdownCell,
+  RunTrackers,
+  type SampleRow,
+  samplesMarkdown,
+  SINK_NAMES,
+  type SinkName,
+  TRACKER_FILES,
+  type TrackerOptions,
+  trackerOptions,
+  type TrackerTruncation,
+  truncateTrackers,
+} from "./run/trackers.ts";
 // Types of the registries this package's API mentions, re-exported so its documentation is
 // complete on its own.
 export type {
@@ -313,6 +343,7 @@ export {
   collectRollout,
   type RewardOptions,
   type RewardParts,
+  type RewardStats,
   type Rollout,
   type RolloutItem,
   type RolloutOptions,
@@ -487,3 +518,32 @@ export type {
   SerializedParamState,
   StateArray,
 } from "@rlvr/tensor";
+export {
+  asReward,
+  type BatchRewardFn,
+  type RewardComponent,
+  type RewardError,
+  type RewardLike,
+  type RewardScores,
+  RewardSet,
+  type RewardSetContext,
+} from "./loop/reward_set.ts";
+export {
+  builtinRewardNames,
+  type BuiltinRewardType,
+  builtinRewardType,
+  parseRewardPath,
+  type RewardBuildContext,
+  rewardName,
+  type TrainRewardInput,
+} from "./config/rewards.ts";
+export {
+  type DeepPartial,
+  rewardSpecs,
+  train,
+  type TrainCallbacks,
+  type TrainOptions,
+  type TrainResult,
+  type TrainReward,
+  type TrainRewardSpec,
+} from "./train.ts";

@@ -8,6 +8,7 @@
 
 import assert from "node:assert/strict";
 import fc from "fast-check";
+import { mulberry32 } from "@rlvr/common";
 import type { TokenMatrix } from "./types.ts";
 
 /** Asserts `|a − e| <= atol + rtol·|e|` elementwise, naming the worst element on failure. */
@@ -37,17 +38,8 @@ export function assertClose(
   }
 }
 
-/** A seeded PRNG (mulberry32) returning floats in [0, 1). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded PRNG (`@rlvr/common`'s mulberry32) returning floats in [0, 1). */
+export const rng: (seed: number) => () => number = mulberry32;
 
 /** A random batch for reference comparisons. */
 export interface RandomBatch {

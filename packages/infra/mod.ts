@@ -10,8 +10,9 @@
  *   async η = k), counting dropped / regenerated samples in a staleness histogram.
  * - **Backpressure** (`bounded_queue.ts`, `limiter.ts`): an async bounded queue and a
  *   concurrency limiter for reward workers.
- * - **Metrics** (`metrics/`): console, JSONL and CSV sinks with one write per record, and a
- *   fixed-bin `Histogram`.
+ * - **Metrics** (`metrics/`): console, JSONL, CSV and TensorBoard sinks with one write per
+ *   record (TensorBoard event files written without TensorFlow: TFRecord framing with masked
+ *   CRC32C around hand-encoded `Event` protos), and a fixed-bin `Histogram`.
  * - **NATS JetStream** (`nats/`): a durable prompt work queue with acks and redelivery, a
  *   trajectory stream deduplicated by id whose publisher refuses stale weights, weights in the
  *   object store by version with checksum verification, and a real `nats-server` launcher for
@@ -60,8 +61,27 @@ export type { MetricsRecord, MetricsSink, MetricValue } from "./metrics/types.ts
 export { ConsoleSink, formatMetric } from "./metrics/console.ts";
 export type { ConsoleSinkOptions } from "./metrics/console.ts";
 export { JsonlSink, parseJsonlMetrics } from "./metrics/jsonl.ts";
-export { csvCell, CsvSchemaError, CsvSink, parseCsvLine } from "./metrics/csv.ts";
-export type { CsvSinkOptions } from "./metrics/csv.ts";
+export { csvCell, CsvSchemaError, CsvSink, parseCsv, parseCsvLine } from "./metrics/csv.ts";
+export type { CsvContent, CsvSinkOptions } from "./metrics/csv.ts";
+export {
+  crc32c,
+  encodeTfRecord,
+  maskedCrc32c,
+  readTfRecords,
+  TfRecordError,
+} from "./metrics/tfrecord.ts";
+export type { TfRecords } from "./metrics/tfrecord.ts";
+export {
+  isEventFileName,
+  TensorBoardSink,
+  TensorBoardWriter,
+  truncateEventFiles,
+} from "./metrics/tensorboard.ts";
+export type {
+  EventTruncation,
+  TensorBoardSinkOptions,
+  TensorBoardWriterOptions,
+} from "./metrics/tensorboard.ts";
 export { StalenessGate } from "./staleness.ts";
 export type {
   RolloutMode,

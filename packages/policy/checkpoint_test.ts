@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { mulberry32 } from "@rlvr/common";
 import { join } from "node:path";
 import fc from "fast-check";
 import {
@@ -161,16 +162,10 @@ function readHeader(bytes: Uint8Array): { header: Record<string, unknown>; lengt
   return { header, length };
 }
 
-/** Deterministic 32-bit generator (mulberry32) for bit patterns. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
+/** Deterministic 32-bit generator (`@rlvr/common`'s mulberry32, as uint32) for bit patterns. */
+function mulberry32Words(seed: number): () => number {
+  const next = mulberry32(seed);
+  return () => next() * 4294967296;
 }
 
 /** binary16 decoded from the IEEE 754 definition (independent of the library's tables). */
@@ -358,7 +353,7 @@ Deno.test("BF16 weights (hand-written file) load as exactly their bf16 values", 
   await withDir(async (dir) => {
     await Deno.writeTextFile(join(dir, "config.json"), JSON.stringify(QWEN2_HF));
     const shapes = parameterShapes(configFromHf(QWEN2_HF));
-    const next = mulberry32(11);
+    const next = mulberry32Words(11);
     const special = [0x0000, 0x8000, 0x0001, 0x807f, 0x7f7f, 0xff7f, 0x7f80, 0xff80, 0x3f80];
     const expected = new Map<string, Float32Array>();
     const entries: RawEntry[] = [];
@@ -402,7 +397,7 @@ Deno.test("F16 weights load exactly; a hand-written sharded index mixing F16 and
   await withDir(async (dir) => {
     await Deno.writeTextFile(join(dir, "config.json"), JSON.stringify(QWEN2_HF));
     const shapes = [...parameterShapes(configFromHf(QWEN2_HF))];
-    const next = mulberry32(12);
+    const next = mulberry32Words(12);
     const special = [
       0x0000,
       0x8000,
@@ -984,7 +979,7 @@ Deno.test("atomic: SIGKILL during repeated saves never leaves a partial file und
     await Deno.writeTextFile(script, SAVER);
     const configPath = new URL("../../deno.json", import.meta.url).pathname;
     const dir = join(root, "ckpt");
-    const rand = mulberry32(5);
+    const rand = mulberry32Words(5);
     let tmpSeen = 0;
     for (let round = 0; round < 3; round++) {
       const child = new Deno.Command(Deno.execPath(), {

@@ -14,6 +14,12 @@
  * never fails a batch. Composites expose their components, which the runner scores and reports
  * one by one.
  *
+ * Entry points: this module holds everything; each part is also a subpath of its own that loads
+ * only what it needs: `@rlvr/rewards/core` (the contract, runner and composition),
+ * `/math` (the verifier; no Pyodide, no code sandbox), `/code` (the sandboxes), `/env`
+ * (tools and multi-turn environments), `/tasks`, `/format`, `/length`, `/judge`,
+ * `/unsupervised`, `/rubric`, `/calibration` and `/repetition`.
+ *
  * @example Usage
  * ```ts
  * import {
@@ -44,44 +50,7 @@
  * @module
  */
 
-export type {
-  CompositeReward,
-  Reward,
-  RewardContext,
-  RewardInput,
-  RewardOutcome,
-  RewardStatus,
-  RewardValue,
-  Row,
-  ScoreBatchFn,
-  ScoreFn,
-} from "./types.ts";
-export { defineBatchReward, defineReward, type DefineRewardOptions } from "./define.ts";
-export {
-  flattenMetrics,
-  type RewardFailure,
-  type RewardMetrics,
-  type ScoreOptions,
-  type ScoreResult,
-  scoreRewards,
-  summarize,
-} from "./runner.ts";
-export {
-  clip,
-  type ClipOptions,
-  gated,
-  type GatedOptions,
-  type NameOption,
-  type NormalizeMethod,
-  type NormalizeOptions,
-  normalizeThenSum,
-  scale,
-  type ScaleOptions,
-  weightedSum,
-  type WeightedTerm,
-} from "./compose.ts";
-export type { Correctness } from "./_correct.ts";
-export { extractBoxed, extractFinalAnswer, extractTag } from "./extract.ts";
+export * from "./core.ts";
 export {
   checkFormat,
   type FormatMode,
@@ -143,106 +112,7 @@ export {
   type JudgeStats,
   parseJudgeScore,
 } from "./judge.ts";
-export { type Rng, seededRng } from "./tasks/rng.ts";
-export type { Knob } from "./tasks/_knob.ts";
-export {
-  defineTask,
-  type Split,
-  type SplitOptions,
-  splitTrainTest,
-  type Task,
-  type TaskRow,
-  type TaskSpec,
-} from "./tasks/task.ts";
-export {
-  evaluateExpression,
-  type Expr,
-  expressionLiterals,
-  formatExpression,
-  formatFraction,
-  type Fraction,
-  fraction,
-  fractionEquals,
-  type Op,
-  parseExpression,
-  parseFraction,
-  type ParseOptions,
-} from "./tasks/expr.ts";
-export { type ArithmeticOptions, type ArithmeticRow, arithmeticTask } from "./tasks/arithmetic.ts";
-export {
-  checkCountdown,
-  type CountdownOptions,
-  type CountdownRow,
-  countdownTask,
-} from "./tasks/countdown.ts";
-export {
-  knightsKnavesTask,
-  type KnightsOptions,
-  type KnightsRow,
-  parseKnightsAnswer,
-} from "./tasks/knights.ts";
-export { checkSudoku4, type SudokuOptions, type SudokuRow, sudokuTask } from "./tasks/sudoku.ts";
-export {
-  type Edge,
-  shortestDistances,
-  type ShortestPathOptions,
-  type ShortestPathRow,
-  shortestPathTask,
-} from "./tasks/shortest_path.ts";
-
+export * from "./tasks/mod.ts";
 export * from "./math/mod.ts";
 export * from "./code/mod.ts";
-export type { Environment, Episode, ResetOptions, StepResult } from "./env/types.ts";
-export {
-  callTool,
-  DEFAULT_TOOL_LIMITS,
-  type Tool,
-  type ToolContext,
-  type ToolLimits,
-  type ToolResult,
-  type ToolStatus,
-} from "./env/tool.ts";
-
-// Agent environments (issue 11, part 3): built-in tools (calculator, sandboxed code
-// interpreter, BM25 search) and multi-turn environments (the API itself is exported above).
-export type {
-  CallStatus,
-  CallSyntax,
-  EpisodeRecord,
-  ToolCallRecord,
-  ToolEnvironment,
-  ToolEpisode,
-} from "./env/_episode.ts";
-export { calculate, type CalculatorOptions, calculatorTool } from "./env/calculator.ts";
-export { type CodeInterpreterOptions, codeInterpreterTool } from "./env/code_tool.ts";
-export {
-  Bm25Index,
-  type Bm25Options,
-  type Corpus,
-  type CorpusDocument,
-  type Fact,
-  loadCorpus,
-  parseDocument,
-  type SearchHit,
-  searchTool,
-  type SearchToolOptions,
-  snippet,
-  tokenize,
-} from "./env/search.ts";
-export {
-  generateCorpus,
-  SHIPPED_CORPUS_DIR,
-  SHIPPED_CORPUS_SEED,
-  writeCorpus,
-} from "./env/corpus/generate.ts";
-export { calcEnv, type CalcEnvOptions, COMPACT_SYNTAX, TAGGED_SYNTAX } from "./env/calc_env.ts";
-export {
-  answerWords,
-  citedIds,
-  multiHopQaEnv,
-  multiHopQaTask,
-  type QaEnvOptions,
-  type QaRow,
-  type QaTaskOptions,
-  SEARCH_SYNTAX,
-} from "./env/qa_env.ts";
+export * from "./env/mod.ts";

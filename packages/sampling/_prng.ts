@@ -5,25 +5,19 @@
  * Design: xoshiro128** (Blackman & Vigna) over four uint32 words, seeded through murmur3's
  * `fmix32` so that nearby seeds give unrelated streams. Its whole state is four integers, so
  * every stateful selector, bandit and iterator can save it as plain JSON and continue exactly.
- * `hash53` is cyrb53 (public domain), used for stable train/test splits and default uids.
+ * `hash53` is cyrb53 (public domain), used for stable train/test splits and default uids. The
+ * generator and `fmix32` are `@rlvr/common`'s (`Xoshiro128ss`), the workspace's one PRNG module;
+ * the stream (and so saved selector states and dataset orders) is pinned by `_prng_test.ts`.
  *
  * @module
  */
+
+import { fmix32, Xoshiro128ss } from "@rlvr/common";
 
 /** The four uint32 words of a {@link Prng}'s state. */
 export type PrngState = [number, number, number, number];
 
 const TWO32 = 4294967296;
-
-/** murmur3's 32-bit finaliser. */
-function fmix32(x: number): number {
-  x ^= x >>> 16;
-  x = Math.imul(x, 0x85ebca6b);
-  x ^= x >>> 13;
-  x = Math.imul(x, 0xc2b2ae35);
-  x ^= x >>> 16;
-  return x >>> 0;
-}
 
 /** Throws unless `seed` is an integer in [0, 2^53). */
 export function checkSeed(owner: string, seed: unknown, field = "seed"): number {
@@ -44,10 +38,10 @@ function words(n: number): [number, number] {
 
 /** A deterministic xoshiro128** generator. */
 export class Prng {
-  #s: PrngState;
+  #g: Xoshiro128ss;
 
   private constructor(state: PrngState) {
-    this.#s = state;
+    this.#g = new Xoshiro128ss(state);
   }
 
   /**
@@ -84,23 +78,12 @@ export class Prng {
 
   /** A copy of the state (four uint32 words). */
   state(): PrngState {
-    return [this.#s[0], this.#s[1], this.#s[2], this.#s[3]];
+    return this.#g.state();
   }
 
   /** The next uint32. */
   nextUint32(): number {
-    const s = this.#s;
-    const x = Math.imul(s[1], 5);
-    const result = Math.imul((x << 7) | (x >>> 25), 9) >>> 0;
-    const t = s[1] << 9;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = (s[3] << 11) | (s[3] >>> 21);
-    for (let i = 0; i < 4; i++) s[i] = s[i]! >>> 0;
-    return result;
+    return this.#g.next();
   }
 
   /** A float in [0, 1) with 53 random bits. */

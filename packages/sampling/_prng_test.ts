@@ -55,3 +55,29 @@ Deno.test("hash53: stable values, fraction in [0, 1)", () => {
   const u = hashUnit("anything");
   assert.ok(u >= 0 && u < 1);
 });
+
+Deno.test("Prng: the stream is pinned (the first outputs before and after it moved onto @rlvr/common's Xoshiro128ss)", () => {
+  const p = Prng.fromSeed(0);
+  assert.deepEqual(Array.from({ length: 6 }, () => p.nextUint32()), [
+    2269751393,
+    2117667206,
+    617046934,
+    3211815148,
+    3002398794,
+    2013062518,
+  ]);
+  assert.deepEqual(p.state(), [4143868834, 372249223, 838940697, 2845667248]);
+  const q = Prng.fromSeed(2 ** 40 + 5, 3, 9);
+  assert.deepEqual(Array.from({ length: 6 }, () => q.nextUint32()), [
+    4034986881,
+    2420720302,
+    3299888762,
+    289989672,
+    2544718267,
+    3208006819,
+  ]);
+  assert.equal(q.float(), 0.4578883603879299);
+  assert.equal(q.int(7), 2);
+  assert.equal(q.normal(), -0.07620687187115613);
+  assert.equal(q.beta(0.5, 2), 0.3032391953924022);
+});

@@ -1,18 +1,14 @@
 /**
  * A small seeded generator (xoshiro128**, seeded through splitmix32) for reproducible
  * initialisation and tests. The same seed gives the same stream on every platform because only
- * 32-bit integer arithmetic is used.
+ * 32-bit integer arithmetic is used. The generator and the seed mixer are `@rlvr/common`'s
+ * (`Xoshiro128ss`, `splitmix32`), the workspace's one PRNG module; the stream is pinned by
+ * `random_test.ts`.
  *
  * @module
  */
 
-function splitmix32(state: number): [number, number] {
-  state = (state + 0x9e3779b9) | 0;
-  let z = state;
-  z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
-  z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
-  return [state, (z ^ (z >>> 16)) >>> 0];
-}
+import { splitmix32, Xoshiro128ss } from "@rlvr/common";
 
 /**
  * A seeded pseudo-random generator.
@@ -26,7 +22,7 @@ function splitmix32(state: number): [number, number] {
  * ```
  */
 export class Rng {
-  #s: Uint32Array = new Uint32Array(4);
+  #g: Xoshiro128ss;
   #spare: number | null = null;
 
   /** Seeds the generator; any integer (or float, truncated) works. */
@@ -35,25 +31,18 @@ export class Rng {
       throw new RangeError(`Rng: seed must be a finite number, got ${seed}`);
     }
     let st = Math.trunc(seed) | 0;
+    const s: number[] = [];
     for (let i = 0; i < 4; i++) {
       const [next, out] = splitmix32(st);
       st = next;
-      this.#s[i] = out;
+      s.push(out);
     }
+    this.#g = new Xoshiro128ss(s);
   }
 
   /** Next uniformly distributed unsigned 32-bit integer. */
   nextUint32(): number {
-    const s = this.#s;
-    const result = Math.imul(rotl(Math.imul(s[1]!, 5), 7), 9) >>> 0;
-    const t = s[1]! << 9;
-    s[2]! ^= s[0]!;
-    s[3]! ^= s[1]!;
-    s[1]! ^= s[2]!;
-    s[0]! ^= s[3]!;
-    s[2]! ^= t;
-    s[3] = rotl(s[3]!, 11);
-    return result;
+    return this.#g.next();
   }
 
   /** Uniform in [0, 1) with 32 random bits. */
@@ -79,10 +68,6 @@ export class Rng {
   int(n: number): number {
     return Math.floor(this.uniform() * n);
   }
-}
-
-function rotl(x: number, k: number): number {
-  return ((x << k) | (x >>> (32 - k))) >>> 0;
 }
 
 let globalRng = new Rng(0);

@@ -26,6 +26,8 @@ import {
 } from "./mapping.ts";
 import type { Config } from "./schema.ts";
 import { builtinEnv } from "./envs.ts";
+import { builtinRewardType, parseRewardPath, rewardName } from "./rewards.ts";
+import { existsSync } from "node:fs";
 import { builtinTask, builtinTaskNames } from "./tasks.ts";
 
 function divisors(n: number): number[] {
@@ -124,12 +126,13 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
       } or change rollout.batchSize to a multiple of ${groupSize}`,
     });
   }
-  if (batchSize % a.microBatchSize !== 0) {
+  // A micro-batch larger than the batch (or the mini-batch) is capped at it: one pass.
+  if (a.microBatchSize < batchSize && batchSize % a.microBatchSize !== 0) {
     out.push({
       path: "algorithm.microBatchSize",
       message: `${a.microBatchSize} does not divide rollout.batchSize ${batchSize}; use one of ${
         divisors(batchSize).join(", ")
-      }`,
+      } (or any size >= ${batchSize}: one pass)`,
     });
   }
   const mini = a.ppoMiniBatchSize ?? null;
@@ -210,6 +213,7 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
   }
 
   out.push(...samplingProblems(config));
+  out.push(...rewardProblems(config));
   if (a.kl.target != null && a.kl.beta <= 0) {
     out.push({
       path: "algorithm.kl.target",
@@ -263,6 +267,46 @@ function partialProblems(config: Config): ConfigProblem[] {
     path: "rollout.partial",
     message: `true, but ${why}, or set rollout.partial to false`,
   }));
+}
+
+/** The rules of the `rewards` section (see loop/reward_set.ts). */
+function rewardProblems(config: Config): ConfigProblem[] {
+  const list = config.rewards;
+  if (list == null) return [];
+  const out: ConfigProblem[] = [];
+  const conflicts: [boolean, string, string][] = [
+    [
+      config.task.env != null,
+      "task.env",
+      "an environment scores its own episodes; set rewards to null with task.env",
+    ],
+    [
+      config.task.formatWeight > 0,
+      "task.formatWeight",
+      "add {type: format, weight: <w>} to rewards instead and set task.formatWeight to 0",
+    ],
+  ];
+  for (const [on, path, fix] of conflicts) {
+    if (on) out.push({ path, message: `set together with rewards: ${fix}` });
+  }
+  const mode = config.rollout.mode ?? "sync";
+  list.forEach((spec, i) => {
+    if (spec.inline != null && mode !== "sync") {
+      out.push({
+        path: `rewards[${i}].inline`,
+        message:
+          `"${spec.inline}" is a reward passed in code, which rollout workers (rollout.mode ${mode}) cannot receive; write it in a module and use path: ./file.ts#name, or rollout.mode: sync`,
+      });
+    }
+    if (spec.type != null && builtinRewardType(spec.type)?.logprobs && config.rollout.partial) {
+      out.push({
+        path: `rewards[${i}].type`,
+        message:
+          `${spec.type} reads the sampler's per-token distributions, which partial rollouts do not keep; set rollout.partial to false`,
+      });
+    }
+  });
+  return out;
 }
 
 /** The rules of the `sampling` section (see prompt_source.ts). */
@@ -548,6 +592,51 @@ function lossProblems(config: Config): ConfigProblem[] {
   return [];
 }
 
+async function rewardBuildProblems(config: Config): Promise<ConfigProblem[]> {
+  const list = config.rewards;
+  if (list == null) return [];
+  const out: ConfigProblem[] = [];
+  for (const [i, spec] of list.entries()) {
+    if (spec.path != null) {
+      const file = parseRewardPath(spec.path).file;
+      if (!/^[a-z][a-z0-9+.-]+:/i.test(file) && !existsSync(file)) {
+        out.push({
+          path: `rewards[${i}].path`,
+          message: `${
+            JSON.stringify(file)
+          } does not exist (relative to ${Deno.cwd()}); use ./file.ts#exportName`,
+        });
+      }
+      continue;
+    }
+    const type = spec.type == null ? undefined : builtinRewardType(spec.type);
+    if (type === undefined) continue; // inline, or a bad type the schema reported
+    try {
+      // The task is built by the run; a trial build only checks the options.
+      await type.build(spec.options, { task: null });
+    } catch (e) {
+      const text = message(e);
+      if (/needs a task/.test(text)) continue;
+      out.push({
+        path: `rewards[${i}].options`,
+        message: `rejected by reward ${spec.type}: ${text}`,
+      });
+    }
+  }
+  const names = list.map(rewardName);
+  names.forEach((n, i) => {
+    if (n === "total" || names.indexOf(n) !== i) {
+      out.push({
+        path: `rewards[${i}].name`,
+        message: `"${n}" is ${
+          n === "total" ? "reserved" : "used by an earlier reward"
+        }; give each reward a distinct name (it is its metric key)`,
+      });
+    }
+  });
+  return out;
+}
+
 async function overlongProblems(config: Config): Promise<ConfigProblem[]> {
   const o = config.algorithm.overlong;
   if (!o.enabled) return [];
@@ -590,5 +679,6 @@ export async function registryProblems(
     ...estimatorProblems(config),
     ...lossProblems(config),
     ...(await overlongProblems(config)),
+    ...(await rewardBuildProblems(config)),
   ];
 }

@@ -49,6 +49,8 @@ Deno.test("crossFieldProblems: batch divisibility, clip order, dynamic sampling"
   );
   const m = crossFieldProblems(config((c) => c.algorithm.microBatchSize = 6));
   assert.deepEqual(paths(m), ["algorithm.microBatchSize"]);
+  // A micro-batch larger than the batch is one pass over it.
+  assert.deepEqual(crossFieldProblems(config((c) => c.algorithm.microBatchSize = 96)), []);
   const clip = crossFieldProblems(
     config((c) => c.algorithm.clip = { low: 0.3, high: 0.2, dual: null }),
   );

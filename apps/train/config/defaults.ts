@@ -80,7 +80,7 @@ const DEFAULTS = {
     samplesEvery: 50,
     samplesCount: 4,
   },
-  output: { dir: "runs" },
+  output: { dir: "runs", tensorboard: false, sinks: ["jsonl"] },
 } satisfies Config;
 
 /**

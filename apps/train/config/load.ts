@@ -1,23 +1,26 @@
 /**
  * Loading a config: defaults, then a recipe (after the recipes it `extends:`), then `--set`
- * overrides and flag shortcuts (`--model`, `--data`, `--device`, `--seed`, `--steps`, `--out`), validated;
- * or, with `--resume <runDir>`, the run's own `config.yaml` with only `trainer.steps` and
- * `trainer.device` allowed to change.
+ * overrides and flag shortcuts (`--model`, `--data`, `--device`, `--seed`, `--steps`, `--out`),
+ * with veRL/TRL keys translated in every layer (`aliases.ts`), then `--reward` flags appended to
+ * the `rewards` list, validated; or, with `--resume <runDir>`, the run's own `config.yaml` with
+ * only `trainer.steps` and `trainer.device` allowed to change.
  *
  * Design decisions: the whole load is small file reads plus validation, so a bad config fails
  * in milliseconds, before any model, dataset or device is touched; a recipe named without
  * a path (`dapo`) is looked up in `apps/train/recipes/`, and an `extends:` path is relative to
  * the recipe that contains it; paths *inside* a config (`model.checkpoint`, `task.data.path`)
- * are relative to the working directory, where the run is started.
+ * are relative to the working directory, where the run is started. When this package is
+ * imported by URL (`https:`), {@link RECIPES_DIR} is a URL: recipes are then read with `fetch`
+ * (a name resolves to `<name>.yaml` there, unchecked until read) and cannot be listed.
  *
  * @module
  */
 
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import YAML from "yaml";
-import { aliasLayers, scaleAliases } from "./aliases.ts";
+import { assetLocation, fetchBytes, isRemote } from "../_assets.ts";
+import { aliasLayers, aliasOf, resolveAliases } from "./aliases.ts";
 import { defaultConfig } from "./defaults.ts";
 import { ConfigError, type ConfigProblem, type Provenance, sourceOf } from "./errors.ts";
 import { closest } from "./issues.ts";
@@ -25,8 +28,11 @@ import { isPlainObject, type Layer, mergeLayers } from "./merge.ts";
 import { nest, overrideLayers, parseOverride, parseScalar } from "./overrides.ts";
 import { BUILTIN_MODELS, type Config, validateConfig } from "./schema.ts";
 
-/** The directory of the built-in recipes (`apps/train/recipes/`). */
-export const RECIPES_DIR: string = fileURLToPath(new URL("../recipes/", import.meta.url));
+/**
+ * The directory of the built-in recipes (`apps/train/recipes/`): a path, or a URL ending in `/`
+ * when this module was imported by URL (see the module doc).
+ */
+export const RECIPES_DIR: string = assetLocation(new URL("../recipes/", import.meta.url));
 
 /** The recipe used when no `--config` is given. */
 export const DEFAULT_RECIPE = "grpo";
@@ -56,12 +62,24 @@ export interface LoadOptions {
   steps?: string;
   /** Shortcut for `output.dir` (the directory the run directory is created in). */
   out?: string;
+  /**
+   * `--reward <path[#export]>` flags: each appends `{ path: "<path>#<export or default>",
+   * weight: 1 }` to the merged `rewards` list (see {@link rewardFlagLayers}).
+   */
+  reward?: readonly string[];
   /** Resume the run in this directory (reads its `config.yaml`). */
   resume?: string;
   /** Where recipes are looked up by name (default {@link RECIPES_DIR}). */
   recipesDir?: string;
   /** Check that `model.checkpoint` and `task.data.path` exist (default true). */
   checkPaths?: boolean;
+  /**
+   * A partial config object (the typed API's `config`), applied after the recipe and before
+   * `set`; `overridesSource` names it in errors (default `"config object"`).
+   */
+  overrides?: Record<string, unknown>;
+  /** How errors name {@link LoadOptions.overrides} (e.g. `train({ config })`). */
+  overridesSource?: string;
 }
 
 /** What {@link loadConfig} returns. */
@@ -70,19 +88,22 @@ export interface LoadedConfig {
   config: Config;
   /** Where each key's value came from. */
   provenance: Provenance;
-  /** The recipe file used (absolute path), or null when resuming. */
+  /** The recipe file used (absolute path, or URL), or null when resuming. */
   recipe: string | null;
   /** The run directory being resumed, or null. */
   resume: string | null;
+  /** One `note: ...` line per veRL/TRL alias translated (see `config/aliases.ts`). */
+  notices: string[];
 }
 
 function display(path: string): string {
+  if (isRemote(path)) return path;
   const rel = relative(Deno.cwd(), path);
   return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel) ? rel : path;
 }
 
 /**
- * The recipe names (file stems) in a directory, sorted.
+ * The recipe names (file stems) in a directory, sorted; none for a URL (it cannot be listed).
  *
  * @example Usage
  * ```ts
@@ -93,6 +114,7 @@ function display(path: string): string {
  */
 export function listRecipes(recipesDir: string = RECIPES_DIR): string[] {
   let entries: string[];
+  if (isRemote(recipesDir)) return [];
   try {
     entries = readdirSync(recipesDir);
   } catch {
@@ -104,7 +126,10 @@ export function listRecipes(recipesDir: string = RECIPES_DIR): string[] {
 /**
  * Resolves a recipe reference: a bare name (`dapo`) is a file of `recipesDir`; anything with a
  * `/` or a `.yaml`/`.yml` ending is a path, relative to `base` (default: the working
- * directory). Throws a {@link ConfigError} listing the recipes when a name is unknown.
+ * directory). Throws a {@link ConfigError} listing the recipes when a name is unknown. A URL
+ * (`https:`, `http:`) is a recipe by URL; a name or relative path resolves against a URL
+ * `recipesDir` or `base` without a check (a missing file fails when {@link recipeLayers} reads
+ * it).
  *
  * @example Usage
  * ```ts
@@ -120,7 +145,10 @@ export function resolveRecipe(
   base: string = Deno.cwd(),
   what = "--config",
 ): string {
+  if (isRemote(ref)) return ref;
   const isPath = ref.includes("/") || ref.includes("\\") || /\.ya?ml$/.test(ref);
+  if (isPath && isRemote(base)) return new URL(ref, base.replace(/\/*$/, "/")).href;
+  if (!isPath && isRemote(recipesDir)) return new URL(`${ref}.yaml`, recipesDir).href;
   if (isPath) {
     const path = resolve(base, ref);
     if (!existsSync(path)) {
@@ -158,6 +186,30 @@ function readYamlFile(path: string, source: string): Record<string, unknown> {
       source,
     }]);
   }
+  return parseYamlText(text, path, source);
+}
+
+/** {@link readYamlFile}, or a `fetch` when `path` is a URL (a recipe by URL). */
+async function readRecipeFile(path: string, source: string): Promise<Record<string, unknown>> {
+  if (!isRemote(path)) return readYamlFile(path, source);
+  let bytes: Uint8Array | null;
+  try {
+    bytes = await fetchBytes(path, "recipe");
+  } catch (e) {
+    throw new ConfigError([{ path: "", message: (e as Error).message, source }]);
+  }
+  if (bytes === null) {
+    throw new ConfigError([{
+      path: "",
+      message: `cannot read ${path}: no such file (HTTP 404); use the name of a built-in recipe ` +
+        `(e.g. ${DEFAULT_RECIPE}) or the URL of an existing .yaml file`,
+      source,
+    }]);
+  }
+  return parseYamlText(new TextDecoder().decode(bytes), path, source);
+}
+
+function parseYamlText(text: string, path: string, source: string): Record<string, unknown> {
   let data: unknown;
   try {
     data = YAML.parse(text);
@@ -190,12 +242,15 @@ function readYamlFile(path: string, source: string): Record<string, unknown> {
  * ```ts
  * import { recipeLayers, resolveRecipe } from "@rlvr/train";
  * import assert from "node:assert/strict";
- * const layers = recipeLayers(resolveRecipe("dapo"));
+ * const layers = await recipeLayers(resolveRecipe("dapo"));
  * assert.match(layers[0]!.source, /grpo\.yaml$/); // dapo extends grpo
  * assert.match(layers.at(-1)!.source, /dapo\.yaml$/);
  * ```
  */
-export function recipeLayers(path: string, recipesDir: string = RECIPES_DIR): Layer[] {
+export async function recipeLayers(
+  path: string,
+  recipesDir: string = RECIPES_DIR,
+): Promise<Layer[]> {
   const chain: Layer[] = [];
   const seen: string[] = [];
   let current: string | null = path;
@@ -210,7 +265,7 @@ export function recipeLayers(path: string, recipesDir: string = RECIPES_DIR): La
     }
     seen.push(current);
     const source = `recipe ${display(current)}`;
-    const data = readYamlFile(current, source);
+    const data = await readRecipeFile(current, source);
     const { extends: parent, ...rest } = data;
     chain.unshift({ source, data: rest });
     if (parent === undefined || parent === null) {
@@ -224,7 +279,8 @@ export function recipeLayers(path: string, recipesDir: string = RECIPES_DIR): La
         source,
       }]);
     } else {
-      current = resolveRecipe(parent, recipesDir, dirname(current), "extends:");
+      const base = isRemote(current) ? new URL(".", current).href : dirname(current);
+      current = resolveRecipe(parent, recipesDir, base, "extends:");
     }
   }
   return chain;
@@ -272,6 +328,70 @@ function dataLayer(path: string): Layer {
     }]);
   }
   return { source: `--data ${path}`, data: { task: { data: { path, format } } } };
+}
+
+/**
+ * The layers of `--reward <path[#export]>` flags: each adds `{ path: "<path>#<export>", weight:
+ * 1 }` (export `default` when none is given) to the `rewards` list. Unlike every other layer,
+ * these are appended to the merged list rather than merged into it, after the recipe and all
+ * overrides: `--reward` adds to a recipe's rewards, `--set rewards=[...]` replaces them, and
+ * `--set 'rewards=[{type: math}]' --reward ./mine.ts` is both, whatever the order of the flags.
+ * Throws a {@link ConfigError} for an empty path or export name.
+ *
+ * @example Usage
+ * ```ts
+ * import { rewardFlagLayers } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(rewardFlagLayers(["./r.ts", "./s.ts#short"]), [
+ *   { source: "--reward ./r.ts", data: { rewards: [{ path: "./r.ts#default", weight: 1 }] } },
+ *   { source: "--reward ./s.ts#short", data: { rewards: [{ path: "./s.ts#short", weight: 1 }] } },
+ * ]);
+ * ```
+ */
+export function rewardFlagLayers(flags: readonly string[]): Layer[] {
+  return flags.map((flag) => {
+    const at = flag.lastIndexOf("#");
+    const file = at < 0 ? flag : flag.slice(0, at);
+    const name = at < 0 ? "default" : flag.slice(at + 1);
+    if (file.trim() === "" || !/^[A-Za-z_$][\w$]*$/.test(name)) {
+      throw new ConfigError([{
+        path: "rewards",
+        message: `--reward ${
+          JSON.stringify(flag)
+        }: expected <file>[#<export>], e.g. --reward ./my_reward.ts or --reward ./rewards.ts#brevity`,
+        source: `--reward ${flag}`,
+      }]);
+    }
+    return {
+      source: `--reward ${flag}`,
+      data: { rewards: [{ path: `${file}#${name}`, weight: 1 }] },
+    };
+  });
+}
+
+/** Appends the `rewards` of each layer to the merged list (see {@link rewardFlagLayers}). */
+function appendLayers(
+  value: Record<string, unknown>,
+  provenance: Provenance,
+  layers: readonly Layer[],
+): void {
+  for (const layer of layers) {
+    const items = layer.data.rewards as unknown[];
+    if (!Array.isArray(value.rewards)) {
+      value.rewards = [];
+      for (const key of [...provenance.keys()]) {
+        if (key === "rewards" || key.startsWith("rewards.") || key.startsWith("rewards[")) {
+          provenance.delete(key);
+        }
+      }
+      provenance.set("rewards", layer.source);
+    }
+    const list = value.rewards as unknown[];
+    for (const item of items) {
+      provenance.set(`rewards[${list.length}]`, layer.source);
+      list.push(structuredClone(item));
+    }
+  }
 }
 
 function pathProblems(config: Config, provenance: Provenance): ConfigProblem[] {
@@ -329,9 +449,13 @@ function checkResumeOverrides(options: LoadOptions): void {
   if (options.data !== undefined) changed.push(["task.data.path", `--data ${options.data}`]);
   if (options.seed !== undefined) changed.push(["trainer.seed", `--seed ${options.seed}`]);
   if (options.out !== undefined) changed.push(["output.dir", `--out ${options.out}`]);
+  for (const path of options.reward ?? []) changed.push(["rewards", `--reward ${path}`]);
   const problems: ConfigProblem[] = [];
   for (const [key, source] of changed) {
     if (RESUME_MUTABLE.includes(key)) continue;
+    // A veRL/TRL name of a key that may change (trainer.total_training_steps, max_steps).
+    const targets = aliasOf(key)?.targets ?? [];
+    if (targets.length > 0 && targets.every((t) => RESUME_MUTABLE.includes(t))) continue;
     problems.push({
       path: key,
       message:
@@ -389,7 +513,10 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
     layers = [
       { source: "defaults", data: defaultConfig() as unknown as Record<string, unknown> },
       { source: `recipe file name ${display(recipe)}`, data: { output: { name } } },
-      ...recipeLayers(recipe, recipesDir),
+      ...(await recipeLayers(recipe, recipesDir)),
+      ...(options.overrides !== undefined
+        ? [{ source: options.overridesSource ?? "config object", data: options.overrides }]
+        : []),
       ...overrideLayers(options.set ?? []),
       ...flagLayers(options),
     ];
@@ -397,7 +524,9 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
   const aliased = aliasLayers(layers);
   if (aliased.problems.length > 0) throw new ConfigError(aliased.problems);
   const { value, provenance } = mergeLayers(aliased.layers);
-  scaleAliases(value, provenance, aliased.perPrompt);
+  const { problems: aliasProblems, notices } = resolveAliases(value, provenance, aliased);
+  if (aliasProblems.length > 0) throw new ConfigError(aliasProblems);
+  appendLayers(value, provenance, rewardFlagLayers(options.reward ?? []));
   if (options.data !== undefined && isPlainObject(value.task)) {
     // --data replaces the task, even one a recipe names beside the same task.data (see dataLayer).
     for (const key of ["name", "options"]) {
@@ -412,7 +541,7 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
     const problems = pathProblems(config, provenance);
     if (problems.length > 0) throw new ConfigError(problems);
   }
-  return { config, provenance, recipe, resume: runDir };
+  return { config, provenance, recipe, resume: runDir, notices };
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   recipeLayers,
   RECIPES_DIR,
   resolveRecipe,
+  rewardFlagLayers,
 } from "./load.ts";
 
 async function rejects(options: LoadOptions, re: RegExp): Promise<ConfigError> {
@@ -135,7 +136,7 @@ Deno.test("recipe files: extends chains, relative paths, cycles, bad YAML, bad s
     "badext.yaml": "extends: 3\n",
     "missing.yaml": "extends: nowhere\n",
   }, async (dir) => {
-    const layers = recipeLayers(join(dir, "top.yaml"), dir);
+    const layers = await recipeLayers(join(dir, "top.yaml"), dir);
     assert.deepEqual(layers.map((l) => l.source.replace(/.*\//, "")), [
       "base.yaml",
       "mid.yaml",
@@ -227,7 +228,12 @@ Deno.test("loadConfig --resume: the run's own config; only steps and device may 
       original,
       "everything else is the original config",
     );
-    assert.deepEqual(resumed.config.output, { dir, name: "my-run" });
+    assert.deepEqual(resumed.config.output, {
+      dir,
+      name: "my-run",
+      tensorboard: false,
+      sinks: ["jsonl"],
+    });
     const e = await rejects(
       { resume: runDir, set: ["trainer.seed=1", "trainer.steps=9"], out: "elsewhere" },
       /trainer\.seed: cannot change when resuming/,
@@ -237,6 +243,14 @@ Deno.test("loadConfig --resume: the run's own config; only steps and device may 
       { resume: runDir, model: "builtin:tiny" },
       /model\.checkpoint: cannot change when resuming .*\(from --model builtin:tiny\)/,
     );
+    const flags = await rejects(
+      { resume: runDir, reward: ["./r.ts"], set: ["num_generations=4"] },
+      /rewards: cannot change when resuming .*\(from --reward \.\/r\.ts\)/,
+    );
+    assert.deepEqual(flags.problems.map((p) => p.path), ["num_generations", "rewards"]);
+    // A veRL/TRL name of trainer.steps may change, like trainer.steps.
+    const longer = await loadConfig({ resume: runDir, set: ["trainer.total_training_steps=700"] });
+    assert.equal(longer.config.trainer.steps, 700);
     await rejects(
       { resume: runDir, config: "grpo" },
       /--resume .* takes the run's own config\.yaml; drop --config grpo/,
@@ -308,6 +322,94 @@ Deno.test("loadConfig --data: sets task.data.path and its format, drops task.nam
       { resume: runDir, data: jsonl },
       /task\.data\.path: cannot change when resuming .*\(from --data /,
     );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("recipes by URL: names resolve against a URL recipesDir, extends: follows URLs, a missing recipe names its URL", async () => {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const name = decodeURIComponent(new URL(req.url).pathname).replace(/^\/recipes\//, "");
+    if (name.includes("/")) return new Response("not found", { status: 404 });
+    try {
+      return new Response(await Deno.readFile(join(RECIPES_DIR, name)));
+    } catch {
+      return new Response("not found", { status: 404 });
+    }
+  });
+  const dir = `http://127.0.0.1:${server.addr.port}/recipes/`;
+  try {
+    assert.deepEqual(listRecipes(dir), []);
+    assert.equal(resolveRecipe("dapo", dir), `${dir}dapo.yaml`);
+    assert.equal(resolveRecipe("./x.yaml", RECIPES_DIR, dir), `${dir}x.yaml`);
+    const remote = await loadConfig({ config: "dapo", recipesDir: dir });
+    assert.equal(remote.recipe, `${dir}dapo.yaml`);
+    assert.deepEqual(remote.config, (await loadConfig({ config: "dapo" })).config);
+    const sources = new Set(remote.provenance.values());
+    assert.ok(sources.has(`recipe ${dir}grpo.yaml`), [...sources].join(", ")); // dapo extends grpo
+    assert.ok(sources.has(`recipe ${dir}dapo.yaml`));
+    // A local recipe may extend a built-in one by name.
+    await withRecipes({ "mine.yaml": "extends: dapo\ntrainer:\n  seed: 3\n" }, async (local) => {
+      const { config } = await loadConfig({ config: join(local, "mine.yaml"), recipesDir: dir });
+      assert.deepEqual([config.trainer.seed, config.algorithm.clip.high], [3, 0.28]);
+    });
+    await rejects(
+      { config: "dapx", recipesDir: dir },
+      /cannot read http:\/\/127\.0\.0\.1:\d+\/recipes\/dapx\.yaml: no such file \(HTTP 404\)/,
+    );
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("--reward: appended to the recipe's rewards after every layer; --set rewards=[...] replaces them", async () => {
+  assert.deepEqual(rewardFlagLayers(["./r.ts", "./s.ts#brevity"]), [
+    { source: "--reward ./r.ts", data: { rewards: [{ path: "./r.ts#default", weight: 1 }] } },
+    {
+      source: "--reward ./s.ts#brevity",
+      data: { rewards: [{ path: "./s.ts#brevity", weight: 1 }] },
+    },
+  ]);
+  for (const bad of ["", "#f", "./r.ts#", "./r.ts#not-a-name"]) {
+    assert.throws(
+      () => rewardFlagLayers([bad]),
+      (e: unknown) =>
+        e instanceof ConfigError && e.problems[0]!.path === "rewards" &&
+        e.message.includes(`--reward ${JSON.stringify(bad)}: expected <file>[#<export>]`),
+      bad,
+    );
+  }
+  const dir = await Deno.makeTempDir();
+  try {
+    const file = join(dir, "r.ts");
+    await Deno.writeTextFile(file, "export default () => [1];\nexport const short = () => [0];\n");
+    const recipe = join(dir, "with_rewards.yaml");
+    await Deno.writeTextFile(recipe, "extends: grpo\nrewards:\n  - { type: math }\n");
+    const { config, provenance } = await loadConfig({
+      config: recipe,
+      reward: [file, `${file}#short`],
+    });
+    assert.deepEqual(config.rewards, [
+      { type: "math", weight: 1, options: {} },
+      { path: `${file}#default`, weight: 1, options: {} },
+      { path: `${file}#short`, weight: 1, options: {} },
+    ]);
+    assert.equal(provenance.get("rewards[2]"), `--reward ${file}#short`);
+    // --set replaces the recipe's list (a list is one value); --reward still appends, whatever
+    // the order of the flags.
+    const replaced = await loadConfig({
+      config: recipe,
+      reward: [file],
+      set: ["rewards=[{type: format}]"],
+    });
+    assert.deepEqual(replaced.config.rewards!.map((r) => r.type ?? r.path), [
+      "format",
+      `${file}#default`,
+    ]);
+    // Without a rewards list, the flag starts one.
+    const fresh = await loadConfig({ reward: [file] });
+    assert.deepEqual(fresh.config.rewards, [{ path: `${file}#default`, weight: 1, options: {} }]);
+    assert.equal(fresh.provenance.get("rewards"), `--reward ${file}`);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

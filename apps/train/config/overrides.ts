@@ -1,5 +1,6 @@
 /**
- * Dotted command-line overrides, `--set optimizer.lr=1e-4`, as config layers.
+ * Dotted command-line overrides, `--set optimizer.lr=1e-4` or a bare `optimizer.lr=1e-4`
+ * argument (see `cli.ts`), as config layers.
  *
  * Design decision: the value is parsed as YAML (`1e-4` is a number, `true` a boolean, `null`
  * null, `[0.9, 0.95]` a list, `"1"` a string), so an override means exactly what the same text
@@ -69,9 +70,9 @@ export function parseOverride(text: string): Override {
   if (eq < 0 || !KEY.test(key)) {
     throw new ConfigError([{
       path: "",
-      message: `--set ${
+      message: `override ${
         JSON.stringify(text)
-      }: expected key=value with a dotted key of letters, digits and _, e.g. --set optimizer.lr=1e-4`,
+      }: expected key=value with a dotted key of letters, digits and _, e.g. optimizer.lr=1e-4 (bare or after --set)`,
     }]);
   }
   return { path: key.split("."), value: parseScalar(text.slice(eq + 1)), text };

@@ -35,7 +35,12 @@ Deno.test("parseOverride: key=value with a dotted key; the value may contain '='
   for (const bad of ["", "=1", "a..b=1", "a.b", "1a=2", "a b=1"]) {
     assert.throws(
       () => parseOverride(bad),
-      (e: unknown) => e instanceof ConfigError && /expected key=value/.test(e.message),
+      (e: unknown) =>
+        e instanceof ConfigError &&
+        e.message ===
+          `config: override ${
+            JSON.stringify(bad)
+          }: expected key=value with a dotted key of letters, digits and _, e.g. optimizer.lr=1e-4 (bare or after --set)`,
       bad,
     );
   }

@@ -30,6 +30,7 @@ import { ConfigError, type ConfigProblem, type Provenance, showValue, sourceOf }
 import { closest, describeIssues } from "./issues.ts";
 import { builtinTaskNames } from "./tasks.ts";
 import { builtinEnvNames } from "./envs.ts";
+import { builtinRewardNames } from "./rewards.ts";
 import type { Config } from "./types.ts";
 
 export type { Config } from "./types.ts";
@@ -178,6 +179,32 @@ const algorithm = z.strictObject({
   prime: z.strictObject({ beta: z.number().gt(0) }).nullable().optional(),
 });
 
+const rewardSpec = z.strictObject({
+  type: registryKey("reward type", builtinRewardNames).optional(),
+  path: z.string().min(1).optional(),
+  inline: z.string().min(1).optional(),
+  name: z.string().regex(/^[A-Za-z][A-Za-z0-9_]*$/, {
+    error: "use letters, digits and '_', starting with a letter (it is a metric key)",
+  }).optional(),
+  weight: z.number().default(1),
+  options: z.record(z.string(), z.unknown()).default({}),
+}).superRefine((spec, ctx) => {
+  const kinds = (["type", "path", "inline"] as const).filter((k) => spec[k] !== undefined);
+  if (kinds.length !== 1) {
+    ctx.addIssue({
+      code: "custom",
+      input: spec,
+      message: `give exactly one of type (a built-in reward: ${
+        builtinRewardNames().join(", ")
+      }), path (./my_reward.ts#exportName) or inline; got ${
+        kinds.length === 0 ? "none" : kinds.join(" and ")
+      }`,
+    });
+  }
+});
+
+const rewards = z.array(rewardSpec).min(1);
+
 const unit = () => z.number().min(0).max(1);
 const openUnit = () => z.number().gt(0).lt(1);
 
@@ -249,11 +276,16 @@ const output = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, {
     error: "use letters, digits, '.', '_' and '-' (a single directory name)",
   }).optional(),
+  // Optional only so that runs written before they existed still resume.
+  tensorboard: z.boolean().optional(),
+  sinks: z.array(z.enum(["jsonl", "csv", "console"])).optional(),
 });
 
 const sections = z.strictObject({
   model,
   task,
+  // Optional: absent (or null) means the task's verifier, as before the section existed.
+  rewards: rewards.nullable().optional(),
   rollout,
   algorithm,
   // Optional only so that runs written before it existed still resume.

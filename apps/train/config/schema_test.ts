@@ -196,6 +196,7 @@ Deno.test("sectionKeys / schemaKeys describe the schema", () => {
   assert.deepEqual(sectionKeys(""), [
     "model",
     "task",
+    "rewards",
     "rollout",
     "algorithm",
     "sampling",

@@ -230,6 +230,26 @@ export interface SamplingSection {
   budget: { min: number; max: number; shape: "medium" | "hard" } | null;
 }
 
+/**
+ * One component of `rewards:`: exactly one of `type` (a built-in reward, `config/rewards.ts`),
+ * `path` (`./my_reward.ts#exportName`: a `Reward` object or a TRL-style batch function) or
+ * `inline` (a reward passed in code to `train()`, by name); the total is the weighted sum.
+ */
+export interface RewardSpec {
+  /** A built-in reward type (`task`, `math`, `code`, `format`, `length`, `majority_vote` ...). */
+  type?: string | undefined;
+  /** A module and export, `./file.ts#name` (`default` without `#`), relative to the working directory. */
+  path?: string | undefined;
+  /** A reward passed in code to `train({ rewards })`, by its name. */
+  inline?: string | undefined;
+  /** The metric name, `reward/<name>/mean` (default: the type, the export or the inline name). */
+  name?: string | undefined;
+  /** Weight in the total (default 1). */
+  weight: number;
+  /** The reward's options (a built-in's factory options; a function's second argument). */
+  options: Record<string, unknown>;
+}
+
 /** `optimizer`: AdamW and the schedule. */
 export interface OptimizerSection {
   /** Peak learning rate (> 0). */
@@ -276,6 +296,20 @@ export interface OutputSection {
   dir: string;
   /** Run directory name (default: the recipe's file name). */
   name?: string | undefined;
+  /**
+   * Write TensorBoard event files to `<run>/tb/` (default false): a scalar per numeric metric of
+   * every `metrics.jsonl` record (tag = the key) and `eval.jsonl` record (tag `eval/<key>`), and
+   * the logged samples as one text summary per step (tag `samples`). See the README's Trackers.
+   */
+  tensorboard?: boolean | undefined;
+  /**
+   * Metrics sinks of `@rlvr/infra` the records also go to (default `[jsonl]`): `jsonl` the run's
+   * `metrics.jsonl` / `eval.jsonl` (always written: resume, the report and the summary read
+   * them; listing it changes nothing), `csv` `metrics.csv` and `eval.csv` in the run directory
+   * (columns fixed by the first record), `console` one `key=value` line per record (eval keys
+   * prefixed `eval/`).
+   */
+  sinks?: ("jsonl" | "csv" | "console")[] | undefined;
 }
 
 /** A validated, fully resolved training config. */
@@ -284,6 +318,8 @@ export interface Config {
   model: ModelSection;
   /** The task. */
   task: TaskSection;
+  /** The rewards (absent or null: the task's verifier, plus `task.formatWeight` and overlong shaping). */
+  rewards?: RewardSpec[] | null | undefined;
   /** Sampling. */
   rollout: RolloutSection;
   /** The RL algorithm. */

@@ -16,6 +16,17 @@ export const SMALL_SET: readonly string[] = [
   "trainer.device=cpu",
 ];
 
+/** `--set` overrides of a 16-response batch with a minimal evaluation and no sample logging. */
+export const BATCH16_SET: readonly string[] = [
+  "rollout.batchSize=16",
+  "rollout.groupSize=4",
+  "algorithm.microBatchSize=16",
+  "trainer.evalProblems=2",
+  "trainer.evalSamples=2",
+  "trainer.evalK=2",
+  "trainer.samplesEvery=0",
+];
+
 /** Keys allowed to differ between two runs of one config: the timings. */
 export const TIMING = /^(time\/|tokens_per_s$|rollout\/worker_tokens_per_s$)/;
 

@@ -19,6 +19,7 @@ import { episodeIo } from "./prompt.ts";
 import { collectRollout, type Rollout } from "./rollout.ts";
 import { episodeOptionsOf, listStream, type RolloutJob, rolloutOptionsOf } from "./rollout_job.ts";
 import { trainingTask } from "./task.ts";
+import { type RewardLike, RewardSet } from "./reward_set.ts";
 
 /** The task a run samples: the environment's (`task.env`) or a single-turn one, and the env. */
 export interface JobTask {
@@ -26,6 +27,8 @@ export interface JobTask {
   task: Task;
   /** The environment, or null for single-turn training. */
   env: Environment | null;
+  /** The run's rewards (`rewards:`), or null for the task's verifier. */
+  rewards: RewardSet | null;
 }
 
 /**
@@ -42,15 +45,25 @@ export interface JobTask {
  * assert.ok(task.row(0, 0).prompt.length > 0);
  * ```
  */
-export async function jobTask(config: Config): Promise<JobTask> {
+export async function jobTask(
+  config: Config,
+  inline?: ReadonlyMap<string, RewardLike>,
+): Promise<JobTask> {
   const e = config.task.env;
-  if (e == null) return { task: await trainingTask(config), env: null };
+  if (e == null) {
+    const task = await trainingTask(config);
+    const rewards = config.rewards == null ? null : await RewardSet.fromSpecs(config.rewards, {
+      task,
+      ...(inline !== undefined ? { inline } : {}),
+    });
+    return { task, env: null, rewards };
+  }
   const spec = builtinEnv(e.name);
   if (spec === undefined) {
     throw new Error(`task.env.name: ${e.name} is not a built-in environment; see --help`);
   }
   const env = await spec.build(e.options, { maxTurns: e.maxTurns, syntax: e.syntax });
-  return { task: env.task, env };
+  return { task: env.task, env, rewards: null };
 }
 
 /** What {@link runRolloutJob} samples with. */
@@ -94,6 +107,7 @@ export async function runRolloutJob(
     return await collectRollout(ws.model, ws.tokenizer, ws.task, listStream(job.rows), {
       ...rolloutOptionsOf(config, job.key, ws.eosTokenIds),
       ...(partial !== undefined ? { partial } : {}),
+      ...(ws.rewards !== null ? { rewards: ws.rewards } : {}),
     });
   }
   if (partial !== undefined) {

@@ -4,7 +4,9 @@
  * Face checkpoint folder with its tokenizer.
  *
  * Design decisions: the built-in name resolves relative to this module, not the working
- * directory, so `deno task train` works from any directory of a fresh clone. Generation stops on
+ * directory, so `deno task train` works from any directory of a fresh clone; when this package
+ * is imported by URL (`https:`), the built-in folders are URLs and their files are fetched into
+ * a temporary folder that is removed once loaded. Generation stops on
  * every end-of-sequence id the folder names (the tokenizer's `eos_token`, `config.json`'s and
  * `generation_config.json`'s `eos_token_id`), as `transformers`' `generate` does with a
  * generation config: an instruct model such as Qwen2.5-Instruct ends a turn with `<|im_end|>`
@@ -14,7 +16,6 @@
  * @module
  */
 
-import { fileURLToPath } from "node:url";
 import {
   CausalLM,
   loadCheckpoint,
@@ -23,19 +24,37 @@ import {
   type Tokenizer,
 } from "@rlvr/policy";
 import type { Tensor } from "@rlvr/tensor";
+import { assetLocation, fetchBytes, isRemote } from "../_assets.ts";
 
-/** The folder of the shipped tiny checkpoint. */
-export const TINY_CHECKPOINT_DIR: string = fileURLToPath(
+/**
+ * The folder of the shipped tiny checkpoint: a path, or a URL ending in `/` when this module was
+ * imported by URL.
+ */
+export const TINY_CHECKPOINT_DIR: string = assetLocation(
   new URL("../checkpoints/tiny/", import.meta.url),
 );
 
 /**
  * The folder of the shipped tool-using tiny checkpoint (`builtin:tiny-agent`, written by
- * `deno task pretrain:agent`).
+ * `deno task pretrain:agent`): a path, or a URL ending in `/` when this module was imported by
+ * URL.
  */
-export const TINY_AGENT_CHECKPOINT_DIR: string = fileURLToPath(
+export const TINY_AGENT_CHECKPOINT_DIR: string = assetLocation(
   new URL("../checkpoints/tiny-agent/", import.meta.url),
 );
+
+/**
+ * The files {@link loadPolicy} fetches from a checkpoint folder given by URL (a URL has no
+ * listing), `true` for those that must exist. A sharded checkpoint (no `model.safetensors`)
+ * brings `model.safetensors.index.json` and the shards it names instead.
+ */
+const URL_CHECKPOINT_FILES: readonly (readonly [string, boolean])[] = [
+  ["config.json", true],
+  ["generation_config.json", false],
+  ["tokenizer.json", false],
+  ["tokenizer_config.json", false],
+  ["chat_template.jinja", false],
+];
 
 /** A loaded policy. */
 export interface LoadedPolicy {
@@ -43,7 +62,7 @@ export interface LoadedPolicy {
   model: CausalLM;
   /** Its tokenizer. */
   tokenizer: Tokenizer;
-  /** The folder it was read from. */
+  /** The folder it was read from (a URL for a checkpoint fetched by URL). */
   dir: string;
   /** Non-parameter tensors found beside the weights (e.g. a value head). */
   extra: Map<string, Tensor>;
@@ -115,7 +134,10 @@ export function checkpointDir(checkpoint: string): string {
 
 /**
  * Loads the model and tokenizer of `checkpoint` (`v_head.*` tensors are returned in `extra`),
- * with its generation config and stop ids.
+ * with its generation config and stop ids. A folder given as an `https:`/`http:` URL (as the
+ * built-in ones are when this package is imported by URL) is fetched into a temporary folder
+ * first (`config.json`, the weights, the tokenizer and generation files), removed once loaded;
+ * that needs net permission on its host and write permission on the temporary directory.
  *
  * @example Usage
  * ```ts
@@ -129,6 +151,62 @@ export function checkpointDir(checkpoint: string): string {
  */
 export async function loadPolicy(checkpoint: string): Promise<LoadedPolicy> {
   const dir = checkpointDir(checkpoint);
+  if (!isRemote(dir)) return await loadPolicyFolder(dir);
+  const local = await fetchCheckpoint(dir);
+  try {
+    return { ...(await loadPolicyFolder(local)), dir };
+  } finally {
+    await Deno.remove(local, { recursive: true });
+  }
+}
+
+/** Fetches the files of a checkpoint folder URL into a new temporary folder; returns its path. */
+async function fetchCheckpoint(url: string): Promise<string> {
+  const base = url.replace(/\/*$/, "/");
+  const local = await Deno.makeTempDir({ prefix: "rlvr-checkpoint-" });
+  try {
+    const get = async (name: string, required: boolean): Promise<boolean> => {
+      const bytes = await fetchBytes(new URL(name, base).href, "loadPolicy");
+      if (bytes === null && required) {
+        throw new Error(
+          `loadPolicy: ${new URL(name, base).href} does not exist (HTTP 404); a checkpoint ` +
+            `folder given by URL needs config.json and model.safetensors (or ` +
+            `model.safetensors.index.json with its shards)`,
+        );
+      }
+      if (bytes !== null) await Deno.writeFile(`${local}/${name}`, bytes);
+      return bytes !== null;
+    };
+    await Promise.all(URL_CHECKPOINT_FILES.map(([name, required]) => get(name, required)));
+    if (!(await get("model.safetensors", false))) {
+      await get("model.safetensors.index.json", true);
+      let index: { weight_map?: Record<string, unknown> } | null;
+      try {
+        index = JSON.parse(await Deno.readTextFile(`${local}/model.safetensors.index.json`));
+      } catch (e) {
+        throw new Error(
+          `loadPolicy: ${base}model.safetensors.index.json is not JSON: ${(e as Error).message}`,
+        );
+      }
+      for (const shard of new Set(Object.values(index?.weight_map ?? {}))) {
+        if (typeof shard !== "string" || !/^[^/\\]+$/.test(shard)) {
+          throw new Error(
+            `loadPolicy: ${base}model.safetensors.index.json names the shard ${
+              JSON.stringify(shard)
+            }; use file names of the same folder`,
+          );
+        }
+        await get(shard, true);
+      }
+    }
+    return local;
+  } catch (e) {
+    await Deno.remove(local, { recursive: true });
+    throw e;
+  }
+}
+
+async function loadPolicyFolder(dir: string): Promise<LoadedPolicy> {
   const ckpt = await loadCheckpoint(dir, { allowExtra: ["v_head.*"] });
   let tokenizer: Tokenizer;
   let eosTokenIds: number[];

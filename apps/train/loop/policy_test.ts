@@ -19,6 +19,46 @@ Deno.test("loadPolicy: builtin:tiny is the shipped char-level checkpoint; a miss
   );
 });
 
+/** Serves the shipped checkpoints folder on loopback (404 for anything missing). */
+function serveCheckpoints(): Deno.HttpServer<Deno.NetAddr> {
+  const root = new URL("../checkpoints/", import.meta.url);
+  return Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const path = decodeURIComponent(new URL(req.url).pathname).slice(1);
+    if (path.split("/").includes("..")) return new Response("bad path", { status: 400 });
+    try {
+      return new Response(await Deno.readFile(new URL(path, root)));
+    } catch {
+      return new Response("not found", { status: 404 });
+    }
+  });
+}
+
+Deno.test("loadPolicy by URL: a checkpoint folder served over HTTP loads the same weights and tokenizer; a missing file names its URL", async () => {
+  const server = serveCheckpoints();
+  const url = `http://127.0.0.1:${server.addr.port}/tiny/`;
+  const local = await loadPolicy("builtin:tiny");
+  const remote = await loadPolicy(url);
+  try {
+    assert.equal(remote.dir, url);
+    assert.deepEqual(remote.model.config, local.model.config);
+    assert.deepEqual(remote.eosTokenIds, local.eosTokenIds);
+    assert.deepEqual(remote.generationConfig, local.generationConfig);
+    assert.deepEqual(remote.tokenizer.encode("12+34="), local.tokenizer.encode("12+34="));
+    assert.deepEqual([...remote.model.params.keys()], [...local.model.params.keys()]);
+    for (const [name, t] of local.model.params) {
+      assert.deepEqual(await remote.model.params.get(name)!.data(), await t.data(), name);
+    }
+    await assert.rejects(
+      loadPolicy(`http://127.0.0.1:${server.addr.port}/missing/`),
+      /loadPolicy: http:\/\/127\.0\.0\.1:\d+\/missing\/config\.json does not exist \(HTTP 404\)/,
+    );
+  } finally {
+    local.model.dispose();
+    remote.model.dispose();
+    await server.shutdown();
+  }
+});
+
 Deno.test("stopTokenIds: the tokenizer's EOS, then config.json's, then generation_config.json's, each once; a bad id names the file", () => {
   const tok = tinyTokenizer(); // <eos> = 2
   const config = modelConfig({

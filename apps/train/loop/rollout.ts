@@ -35,6 +35,8 @@ import {
 } from "@rlvr/policy";
 import { checkFormat, dapoOverlongPenalty, type Task, type TaskRow } from "@rlvr/rewards";
 import { completionReward } from "../demo/format.ts";
+import type { TrainRewardInput } from "../config/rewards.ts";
+import type { RewardSet } from "./reward_set.ts";
 import { generatePartial, type PartialGenerateOptions, type PartialRollouts } from "./partial.ts";
 import { promptFormat, promptIds, renderPrompt } from "./prompt.ts";
 
@@ -70,6 +72,8 @@ export interface RolloutItem {
    * baseline its advantage subtracts.
    */
   baselineReward?: number;
+  /** With `rewards:`, each component's value (null where it did not apply). */
+  rewardParts?: Record<string, number | null>;
   /**
    * Partial rollouts only (`rollout.partial`): per completion token, the policy version whose
    * weights sampled it (its `samplerLogprobs` entry is that version's). Absent: the whole
@@ -113,6 +117,13 @@ export interface RolloutOptions {
   /** The most samples a prompt may get (the draw keys' per-prompt stride; default `groupSize`). */
   slotSize?: number;
   /**
+   * The run's rewards (`rewards:` in the config): when given, a sample's reward is their weighted
+   * total (plus the overlong penalty when `overlong` is on) instead of verifier + format +
+   * overlong, and a sample they cannot score (an error, a timeout, no component applying) is left
+   * out of the batch and counted in `rewardStats`.
+   */
+  rewards?: RewardSet;
+  /**
    * Partial rollouts (`rollout.partial`): newer weights are loaded between decoding steps and
    * the running completions continue under them (`partial.ts`); each item then carries
    * `tokenVersions`. Default: none (a batch is generated under the weights it started with).
@@ -132,6 +143,20 @@ export interface Rollout {
   generatedTokens: number;
   /** Seconds. */
   seconds: number;
+  /** With `rewards:`, what could not be scored (see {@link RewardStats}). */
+  rewardStats?: RewardStats;
+}
+
+/** The samples a round's rewards could not score: left out of the batch, counted and logged. */
+export interface RewardStats {
+  /** The reward components' names, in config order. */
+  components: string[];
+  /** Failed calls per reward component (errors and timeouts). */
+  errors: Record<string, number>;
+  /** Samples no component scored (every one returned null). */
+  unscored: number;
+  /** Each failed call: the sample (`<row id>/<sample>`), the component, how and why. */
+  failures: { sample: string; reward: string; status: string; reason: string }[];
 }
 
 /** What {@link rolloutReward} needs besides the completion. */
@@ -257,6 +282,12 @@ export async function collectRollout<R extends TaskRow>(
     );
   }
   const format = promptFormat(tokenizer);
+  const stats: RewardStats = {
+    components: opts.rewards?.components.map((c) => c.name) ?? [],
+    errors: {},
+    unscored: 0,
+    failures: [],
+  };
   for (; round < maxRounds && items.length < batchSize; round++) {
     const rows = stream.take(prompts);
     const texts = rows.map((row) => renderPrompt(tokenizer, row, format));
@@ -276,8 +307,22 @@ export async function collectRollout<R extends TaskRow>(
         ),
         tokenizer,
         ...(opts.eosTokenIds !== undefined ? { eosTokenIds: opts.eosTokenIds } : {}),
+        ...(opts.rewards?.needsLogprobs ? { returnLogits: true } : {}),
       },
       opts.partial,
+    );
+    const scored = opts.rewards === undefined ? null : await scoreRound(
+      opts.rewards,
+      rows.flatMap((row, p) =>
+        Array.from({ length: sizes[p]! }, (_, s) => ({
+          row,
+          prompt: texts[p]!,
+          seq: sequences[firsts[p]! + s]!,
+          id: `${row.id}/${s}`,
+        }))
+      ),
+      opts.sampling.temperature ?? 1,
+      stats,
     );
     // ReMax: one greedy completion per prompt, scored like the samples (argmax draws no random
     // numbers, so the sequence ids do not matter).
@@ -307,13 +352,24 @@ export async function collectRollout<R extends TaskRow>(
         const seq = sequences[firsts[p]! + s]!;
         tokens += seq.tokens.length;
         const text = seq.text ?? "";
-        const { reward, correct, format: formatOk } = rolloutReward(
-          task,
-          row,
-          text,
-          seq.tokens.length,
-          { formatWeight, thinkInPrompt, maxNewTokens: opts.maxNewTokens, overlong: opts.overlong },
-        );
+        let parts: Record<string, number | null> | undefined;
+        let scoredReward: number | null = null;
+        if (scored !== null) {
+          ({ total: scoredReward, parts } = scored[firsts[p]! + s]!);
+          if (scoredReward === null) continue; // unscorable: counted in rewardStats
+        }
+        const { reward, correct, format: formatOk } = scored === null
+          ? rolloutReward(task, row, text, seq.tokens.length, {
+            formatWeight,
+            thinkInPrompt,
+            maxNewTokens: opts.maxNewTokens,
+            overlong: opts.overlong,
+          })
+          : {
+            reward: scoredReward! + overlongTerm(seq.tokens.length, opts),
+            correct: completionReward(task, row, text),
+            format: null,
+          };
         group.push({
           row,
           group: 0,
@@ -327,8 +383,10 @@ export async function collectRollout<R extends TaskRow>(
           format: formatOk,
           ...(baselines !== null ? { baselineReward: baselines[p]! } : {}),
           ...(seq.versions !== undefined ? { tokenVersions: seq.versions } : {}),
+          ...(parts !== undefined ? { rewardParts: parts } : {}),
         });
       }
+      if (group.length === 0) continue;
       groupsSeen++;
       const flat = group.length > 1 && std(group.map((g) => g.reward)) === 0;
       if (flat) zeroStd++;
@@ -344,5 +402,71 @@ export async function collectRollout<R extends TaskRow>(
     rounds: round,
     generatedTokens: tokens,
     seconds: (performance.now() - started) / 1000,
+    ...(opts.rewards !== undefined ? { rewardStats: stats } : {}),
   };
+}
+
+/** DAPO's overlong penalty of a completion of `length` tokens, scaled (0 when off). */
+function overlongTerm(length: number, opts: RolloutOptions): number {
+  const o = opts.overlong;
+  if (o === null || o.buffer <= 0) return 0;
+  return o.penalty *
+    dapoOverlongPenalty(length, { maxLength: opts.maxNewTokens, cacheLength: o.buffer });
+}
+
+/** One sample of a round, for {@link scoreRound}. */
+interface RoundSample {
+  row: TaskRow;
+  prompt: string;
+  seq: GeneratedSequence;
+  id: string;
+}
+
+/**
+ * A round's samples through the run's rewards: per sample its total (null when it cannot be
+ * scored) and components; failures and unscored samples are added to `stats`.
+ */
+async function scoreRound(
+  rewards: RewardSet,
+  samples: readonly RoundSample[],
+  temperature: number,
+  stats: RewardStats,
+): Promise<{ total: number | null; parts: Record<string, number | null> }[]> {
+  const inputs: TrainRewardInput[] = samples.map(({ row, prompt, seq }) => ({
+    prompt,
+    completion: seq.text ?? "",
+    row: row as unknown as Record<string, unknown>,
+    completionIds: seq.tokens,
+    ...(seq.logits !== undefined
+      ? { logprobs: seq.logits.map((l) => logSoftmax(l, temperature)) }
+      : {}),
+  }));
+  const r = await rewards.score(inputs);
+  for (const e of r.errors) {
+    stats.errors[e.reward] = (stats.errors[e.reward] ?? 0) + 1;
+    stats.failures.push({
+      sample: samples[e.index]!.id,
+      reward: e.reward,
+      status: e.status,
+      reason: e.reason,
+    });
+  }
+  const failed = new Set(r.errors.map((e) => e.index));
+  return samples.map((_, i) => {
+    if (r.totals[i] === null && !failed.has(i)) stats.unscored++;
+    const parts: Record<string, number | null> = {};
+    for (const [name, values] of Object.entries(r.parts)) parts[name] = values[i] ?? null;
+    return { total: r.totals[i] ?? null, parts };
+  });
+}
+
+/** `log softmax(logits / T)` of one row (the sampling distribution without filters). */
+function logSoftmax(logits: ArrayLike<number>, temperature: number): Float64Array {
+  const t = temperature > 0 ? temperature : 1;
+  let max = -Infinity;
+  for (let i = 0; i < logits.length; i++) max = Math.max(max, logits[i]! / t);
+  let sum = 0;
+  for (let i = 0; i < logits.length; i++) sum += Math.exp(logits[i]! / t - max);
+  const lse = max + Math.log(sum);
+  return Float64Array.from(logits, (x) => x / t - lse);
 }

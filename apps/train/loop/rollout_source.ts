@@ -32,6 +32,7 @@ import { collectEpisodes, type EpisodeItem } from "./episode.ts";
 import { policySnapshot } from "./lora.ts";
 import { startNatsExecutors } from "./nats_executor.ts";
 import type { RowStream } from "./prompt_source.ts";
+import type { RewardSet } from "./reward_set.ts";
 import { episodeIo } from "./prompt.ts";
 import { collectRollout, type Rollout, type RolloutItem } from "./rollout.ts";
 import {
@@ -85,6 +86,8 @@ export interface SourceContext {
   stream: RowStream<TaskRow>;
   /** Samples per problem of a round (DARS budgets), or undefined for `rollout.groupSize` each. */
   groupSizes?: (rows: readonly TaskRow[]) => number[];
+  /** The run's rewards (`rewards:`), or undefined for the task's verifier. */
+  rewards?: RewardSet;
   /** Token ids that end a completion. */
   eosTokenIds: readonly number[];
 }
@@ -132,6 +135,7 @@ export function syncRollouts<R extends TaskRow>(
         ctx.stream as RowStream<TaskRow> as RowStream<R>,
         {
           ...rolloutOptionsOf(ctx.config, step, ctx.eosTokenIds),
+          ...(ctx.rewards !== undefined ? { rewards: ctx.rewards } : {}),
           ...(ctx.groupSizes !== undefined && budget !== null
             ? {
               groupSizes: ctx.groupSizes,

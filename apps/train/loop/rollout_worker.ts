@@ -26,9 +26,6 @@
  * @module
  */
 
-/// <reference no-default-lib="true" />
-/// <reference lib="deno.worker" />
-
 import { applySnapshot, WeightChecksumError, type WeightSnapshot } from "@rlvr/infra";
 import { createCpuBackend, setBackend } from "@rlvr/tensor";
 import type { Config } from "../config/types.ts";
@@ -99,7 +96,7 @@ let offerWaiters: (() => void)[] = [];
 async function handle(req: WorkerRequest): Promise<unknown> {
   if (req.type === "init") {
     const config = req.config;
-    const { task, env } = await jobTask(config);
+    const { task, env, rewards } = await jobTask(config);
     const device = await selectTrainDevice(config.trainer.device);
     // On the CPU several rollout workers and the trainer share the cores: one matmul thread
     // each (the thread count never changes a result bit, see @rlvr/tensor's CPU backend).
@@ -109,6 +106,7 @@ async function handle(req: WorkerRequest): Promise<unknown> {
       config,
       task,
       env,
+      rewards,
       model: p.model,
       tokenizer: p.tokenizer,
       eosTokenIds: p.eosTokenIds,
@@ -173,8 +171,18 @@ function onOffer(offer: WorkerOffer): void {
   for (const f of w) f();
 }
 
+/**
+ * The worker's global scope, typed here: a published module may not switch its own file to the
+ * `deno.worker` lib with a triple-slash directive (JSR rejects directives that change globals).
+ */
+interface WorkerScope {
+  onmessage: ((e: MessageEvent<WorkerRequest | WorkerOffer>) => void) | null;
+  postMessage(message: WorkerResponse): void;
+}
+const scope = globalThis as unknown as WorkerScope;
+
 let chain: Promise<void> = Promise.resolve();
-self.onmessage = (e: MessageEvent<WorkerRequest | WorkerOffer>) => {
+scope.onmessage = (e: MessageEvent<WorkerRequest | WorkerOffer>) => {
   const msg = e.data;
   if (msg.type === "offer") return onOffer(msg);
   const req = msg;
@@ -191,6 +199,6 @@ self.onmessage = (e: MessageEvent<WorkerRequest | WorkerOffer>) => {
       }
       res = { id: req.id, ok: false, error };
     }
-    self.postMessage(res);
+    scope.postMessage(res);
   });
 };

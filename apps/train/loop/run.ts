@@ -54,6 +54,8 @@ import { ProgressBar, summaryTable } from "../progress.ts";
 import { writeReport } from "../report/report.ts";
 import { runSummary } from "../report/summary.ts";
 import { RunDir } from "../run/run_dir.ts";
+import { trackerOptions } from "../run/trackers.ts";
+import type { MetricsSink } from "@rlvr/infra";
 import {
   deviceLine,
   type DeviceRecord,
@@ -63,7 +65,6 @@ import {
 } from "./device.ts";
 import { type EvalResult, evaluate } from "./eval.ts";
 import { evaluateEpisodes } from "./episode.ts";
-import { builtinEnv } from "../config/envs.ts";
 import { type Learner, loadLearner } from "./learner.ts";
 import { LORA_FILES, saveMergedModel } from "./lora.ts";
 import { heldOutProblems, TrainStream } from "./problems.ts";
@@ -86,7 +87,8 @@ import {
 } from "./state.ts";
 import { PromptSource, usesStrategies } from "./prompt_source.ts";
 import { stepRecord } from "./step_record.ts";
-import { trainingTask } from "./task.ts";
+import { type JobTask, jobTask } from "./job_runner.ts";
+import type { RewardLike } from "./reward_set.ts";
 import { trainStep } from "./trainer.ts";
 
 /** Options of {@link runTraining}. */
@@ -101,6 +103,21 @@ export interface RunOptions {
   handleSignals?: boolean;
   /** Write report.html (default true). */
   report?: boolean;
+  /** Rewards passed in code, by the names the config's `inline` rewards use (`train()`). */
+  rewards?: ReadonlyMap<string, RewardLike>;
+  /** Called with each step's metrics record, after it is written. */
+  onStep?: (record: Readonly<Record<string, number | null>>) => void | Promise<void>;
+  /** Called with each held-out evaluation, after it is written. */
+  onEval?: (record: Readonly<Record<string, number>>) => void | Promise<void>;
+  /** Called with each checkpoint's step and folder, after it is complete. */
+  onCheckpoint?: (step: number, dir: string) => void | Promise<void>;
+  /** Asked after every step; true stops the run there with a checkpoint (resumable). */
+  shouldStop?: (step: number) => boolean | Promise<boolean>;
+  /**
+   * Sinks that receive every metrics record and every eval record (keys prefixed `eval/`) this
+   * process writes; the caller closes them.
+   */
+  sinks?: readonly MetricsSink[];
 }
 
 /** What {@link runTraining} returns. */
@@ -133,18 +150,13 @@ function lrFactor(config: Config): LrFactor {
   }
 }
 
-async function buildTask(config: Config): Promise<{ task: Task; env: Environment | null }> {
+async function buildTask(
+  config: Config,
+  inline: ReadonlyMap<string, RewardLike> | undefined,
+): Promise<JobTask> {
   // A multi-turn environment (task.env) brings its task; else a built-in task, or a dataset
-  // file (task.data, --data) checked for training; see task.ts.
-  const e = config.task.env;
-  if (e != null) {
-    const env = await builtinEnv(e.name)!.build(e.options, {
-      maxTurns: e.maxTurns,
-      syntax: e.syntax,
-    });
-    return { task: env.task, env };
-  }
-  return { task: await trainingTask(config), env: null };
+  // file (task.data, --data) checked for training; see task.ts. `rewards:` are built here too.
+  return await jobTask(config, inline);
 }
 
 function pct(x: number): string {
@@ -177,13 +189,13 @@ export async function runTraining(
   const log = options.log ?? ((line: string) => console.log(line));
   const { config } = loaded;
   const t = config.trainer;
-  const { task, env } = await buildTask(config);
+  const job = await buildTask(config, options.rewards);
 
   // The run directory: a new one, or the resumed one truncated to its latest checkpoint.
   let run: RunDir;
   let checkpoint: { path: string; step: number } | null = null;
   if (loaded.resume !== null) {
-    run = await RunDir.open(loaded.resume);
+    run = await RunDir.open(loaded.resume, trackerOptions(config, { ...options, log }));
     const info = await run.resume();
     checkpoint = info.checkpoint;
     log(
@@ -196,7 +208,11 @@ export async function runTraining(
   } else {
     const name = config.output.name ??
       (loaded.recipe !== null ? basename(loaded.recipe, extname(loaded.recipe)) : "run");
-    run = await RunDir.create(config.output.dir, name);
+    run = await RunDir.create(
+      config.output.dir,
+      name,
+      trackerOptions(config, { ...options, log }),
+    );
     await run.writeConfig(configToYaml(config));
   }
   log(`run directory: ${run.path}`);
@@ -211,7 +227,7 @@ export async function runTraining(
     log(deviceLine(device));
     await recordDevice(run.path, device, checkpoint?.step ?? 0);
     setBackend(device.backend);
-    result = await trainOnDevice(config, task, env, run, checkpoint?.path ?? null, device, {
+    result = await trainOnDevice(config, job, run, checkpoint?.path ?? null, device, {
       ...options,
       log,
     });
@@ -255,6 +271,8 @@ interface RunContext {
   source: RolloutSource;
   /** The adaptive KL controller (`algorithm.kl.target`), or null for a fixed β. */
   kl: AdaptiveKlController | null;
+  /** The caller's per-step callback. */
+  callbacks: Pick<RunOptions, "onStep">;
   /** Evaluates the policy on the held-out problems. */
   evaluate: () => Promise<EvalResult>;
   log: (line: string) => void;
@@ -308,11 +326,11 @@ function startRollouts(
   return Promise.resolve(env !== null ? episodeRollouts(ctx, env) : syncRollouts(ctx, task));
 }
 
-/** Writes checkpoint `step` (with the rollout source's outstanding batches). */
-async function saveCheckpoint(ctx: RunContext, step: number): Promise<void> {
+/** Writes checkpoint `step` (with the rollout source's outstanding batches); returns its folder. */
+async function saveCheckpoint(ctx: RunContext, step: number): Promise<string> {
   const { config, run, learner, prompts } = ctx;
   const { model, tokenizer, optimizer, init } = learner;
-  await ctx.source.checkpoint(async (rollouts) => {
+  return await ctx.source.checkpoint(async (rollouts) => {
     const dir = await run.beginCheckpoint(step);
     await saveTrainState(dir, model, tokenizer, optimizer, {
       step,
@@ -327,6 +345,7 @@ async function saveCheckpoint(ctx: RunContext, step: number): Promise<void> {
       await saveMergedModel(join(dir, LORA_FILES.merged), model, tokenizer, init.generationConfig);
     }
     await run.completeCheckpoint(step);
+    return dir;
   });
 }
 
@@ -359,6 +378,7 @@ async function trainingStep(
   const { config, learner, prompts } = ctx;
   prompts.setStep(step);
   const batch = await ctx.source.next(step);
+  logRewardFailures(ctx, step, batch);
   prompts.observe(batch.rollout.items, step);
   const items = prompts.mixReplay(batch.rollout.items, step);
   const started = performance.now();
@@ -382,8 +402,23 @@ async function trainingStep(
     ...prompts.metrics(),
   };
   await ctx.run.appendMetrics(record);
+  await ctx.callbacks.onStep?.(record);
   await logSamples(ctx, step, batch);
   return record;
+}
+
+/** Logs the reward calls that failed in a step (the samples were left out of its batch). */
+function logRewardFailures(ctx: RunContext, step: number, batch: StepBatch): void {
+  const failures = batch.rollout.rewardStats?.failures ?? [];
+  const shown = 3;
+  for (const f of failures.slice(0, shown)) {
+    ctx.log(
+      `reward: step ${step}, sample ${f.sample}: ${f.reward} ${f.status}: ${f.reason} (scored null, left out of the update)`,
+    );
+  }
+  if (failures.length > shown) {
+    ctx.log(`reward: step ${step}: ${failures.length - shown} more failed reward calls`);
+  }
 }
 
 /** `config` with `algorithm.kl.beta` replaced (the adaptive controller's β for one step). */
@@ -392,10 +427,9 @@ function withKlCoef(config: Config, beta: number): Config {
 }
 
 /** The run's model side on its device: load, evaluate, train, checkpoint (see the module doc). */
-async function trainOnDevice<R extends TaskRow>(
+async function trainOnDevice(
   config: Config,
-  task: Task<R>,
-  env: Environment | null,
+  job: JobTask,
   run: RunDir,
   checkpointPath: string | null,
   device: TrainDevice,
@@ -403,6 +437,8 @@ async function trainOnDevice<R extends TaskRow>(
 ): Promise<Omit<RunResult, "dir">> {
   const { log } = options;
   const t = config.trainer;
+  const { env } = job;
+  const task = job.task as Task<TaskRow>;
   const learner = await loadLearner(config, checkpointPath);
   const { tokenizer, start } = learner;
   log(
@@ -455,8 +491,9 @@ async function trainOnDevice<R extends TaskRow>(
         stream: prompts,
         eosTokenIds: learner.init.eosTokenIds,
         groupSizes: (rows) => prompts.groupSizes(rows, config.rollout.groupSize),
+        ...(job.rewards !== null ? { rewards: job.rewards } : {}),
       },
-      task as Task<TaskRow>,
+      task,
       env,
       { start, checkpointPath, runDir: run.path, log },
     );
@@ -468,13 +505,15 @@ async function trainOnDevice<R extends TaskRow>(
       prompts,
       source,
       kl,
-      evaluate: heldOutEvaluator(config, learner, task as Task<TaskRow>, env, held),
+      callbacks: { ...(options.onStep !== undefined ? { onStep: options.onStep } : {}) },
+      evaluate: heldOutEvaluator(config, learner, task, env, held),
       log,
     };
     if (start === 0) {
       before = await ctx.evaluate();
       after = before;
       await run.appendEval(evalRecord(0, before));
+      await options.onEval?.(evalRecord(0, before));
       log(
         `held-out before training: pass@1 ${pct(before.passAt1)}, pass@${before.k} ${
           pct(before.passAtK)
@@ -499,11 +538,14 @@ async function trainOnDevice<R extends TaskRow>(
         after = await ctx.evaluate();
         lastPass1 = after.passAt1;
         await run.appendEval(evalRecord(step, after));
+        await options.onEval?.(evalRecord(step, after));
       }
       const stopping = stop ||
-        (options.stopAfter !== undefined && step - start >= options.stopAfter);
+        (options.stopAfter !== undefined && step - start >= options.stopAfter) ||
+        (await options.shouldStop?.(step) ?? false);
       if ((t.saveEvery > 0 && step % t.saveEvery === 0) || step === t.steps || stopping) {
-        await saveCheckpoint(ctx, step);
+        const dir = await saveCheckpoint(ctx, step);
+        await options.onCheckpoint?.(step, dir);
       }
       progress.update(step, {
         reward: record["reward/mean"] ?? null,

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { ConfigError } from "../config/errors.ts";
 import { loadConfig } from "../config/load.ts";
 import { readJsonl } from "../run/jsonl.ts";
+import { BATCH16_SET } from "./_run_test_util.ts";
 import { SAMPLING_FILE } from "./state.ts";
 import { runTraining } from "./run.ts";
 
@@ -11,15 +12,7 @@ import { runTraining } from "./run.ts";
 // shows in the metrics. Sizes are small, and the pools tiny, so that problems come back within a
 // few steps.
 const EXAMPLES = fileURLToPath(new URL("../examples/sampling/", import.meta.url));
-const SMALL = [
-  "rollout.batchSize=16",
-  "rollout.groupSize=4",
-  "algorithm.microBatchSize=16",
-  "trainer.evalProblems=2",
-  "trainer.evalSamples=2",
-  "trainer.evalK=2",
-  "trainer.samplesEvery=0",
-];
+const SMALL = BATCH16_SET;
 
 async function run(example: string, set: string[], steps = 8) {
   const out = await Deno.makeTempDir();

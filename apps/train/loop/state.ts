@@ -17,6 +17,7 @@
  * @module
  */
 
+import { readTextOrNull } from "@rlvr/common";
 import { join } from "node:path";
 import {
   type CausalLM,
@@ -261,14 +262,8 @@ export function loadSchedulerState(dir: string): Promise<SchedulerState | null> 
 
 /** The parsed JSON of `path`, or null when the file does not exist. */
 async function readOptionalJson<T>(path: string): Promise<T | null> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(path);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return null;
-    throw e;
-  }
-  return JSON.parse(text) as T;
+  const text = await readTextOrNull(path);
+  return text === null ? null : JSON.parse(text) as T;
 }
 
 /** The checkpoint file of the sampling strategies and the adaptive KL coefficient. */

@@ -10,6 +10,7 @@
  */
 
 import type { Config } from "../config/types.ts";
+import type { Rollout } from "./rollout.ts";
 import type { StepBatch } from "./rollout_source.ts";
 import type { UpdateMetrics } from "./trainer.ts";
 
@@ -84,6 +85,32 @@ export function stepRecord(
     tokens_per_s: r.generatedTokens / Math.max(1e-9, (batch.waitS ?? r.seconds) + times.trainS),
     "time/rollout_s": r.seconds,
     "time/train_s": times.trainS,
+    ...rewardRecord(r),
     ...batch.record,
   };
+}
+
+/**
+ * With `rewards:`, each component's mean over the batch (`reward/<name>/mean`, null where it
+ * applied to no response), its failed calls (`reward/<name>/errors`) and the responses no
+ * component scored (`reward/unscored`); nothing without it.
+ */
+function rewardRecord(r: Rollout): Record<string, number | null> {
+  const stats = r.rewardStats;
+  if (stats === undefined) return {};
+  const out: Record<string, number | null> = {};
+  for (const name of stats.components) {
+    let sum = 0;
+    let n = 0;
+    for (const it of r.items) {
+      const v = it.rewardParts?.[name];
+      if (v === null || v === undefined) continue;
+      sum += v;
+      n++;
+    }
+    out[`reward/${name}/mean`] = n > 0 ? sum / n : null;
+    out[`reward/${name}/errors`] = stats.errors[name] ?? 0;
+  }
+  out["reward/unscored"] = stats.unscored;
+  return out;
 }

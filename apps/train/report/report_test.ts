@@ -1,21 +1,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { mulberry32 } from "@rlvr/common";
 import { RunDir } from "../run/run_dir.ts";
 import { findChromium, inspectPage } from "./_chromium.ts";
 import { readReportData, renderReport, REPORT_PLOTS, writeReport } from "./report.ts";
 
-/** mulberry32: a small seeded generator, so the synthetic run is the same every time. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (`@rlvr/common`): a small seeded generator, so the synthetic run is the same every time. */
+const rng = mulberry32;
 
 /**
  * Writes a synthetic run of `steps` steps through RunDir (so the records pass the same checks

@@ -1,58 +1,9 @@
 /**
- * Atomic file replacement: write a temporary file in the same directory, flush it to disk, then
- * rename it over the target, so a reader (or a resumed run after a crash) sees either the old
- * content or the new one, never a prefix.
- *
- * Design decision: the temporary file lives beside the target (a rename is atomic only within
- * one file system) and is named `.<name>.tmp-<pid>-<random>`, so concurrent writers never share
- * one and leftovers are recognisable. The directory itself is not fsynced (Deno has no portable
- * way to open a directory for syncing); after a power loss the rename may be lost, but the file
- * is never torn.
+ * Atomic file replacement (temporary file beside the target, fsync, rename): `@rlvr/common`'s
+ * `writeFileAtomic`, re-exported here so this package's API stays as it was; see that module
+ * for the design.
  *
  * @module
  */
 
-import { basename, dirname, join } from "node:path";
-
-function tempPath(path: string): string {
-  const rand = crypto.getRandomValues(new Uint32Array(1))[0]!.toString(36);
-  return join(dirname(path), `.${basename(path)}.tmp-${Deno.pid}-${rand}`);
-}
-
-function bytesOf(data: string | Uint8Array): Uint8Array {
-  return typeof data === "string" ? new TextEncoder().encode(data) : data;
-}
-
-/**
- * Writes `data` to `path` atomically (see the module doc).
- *
- * @example Usage
- * ```ts
- * import { writeFileAtomic } from "@rlvr/train";
- * import assert from "node:assert/strict";
- * const dir = await Deno.makeTempDir();
- * await writeFileAtomic(`${dir}/a.txt`, "one");
- * await writeFileAtomic(`${dir}/a.txt`, "two");
- * assert.equal(await Deno.readTextFile(`${dir}/a.txt`), "two");
- * assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["a.txt"]); // no temp files left
- * await Deno.remove(dir, { recursive: true });
- * ```
- */
-export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
-  const tmp = tempPath(path);
-  const bytes = bytesOf(data);
-  try {
-    const file = await Deno.open(tmp, { write: true, createNew: true });
-    try {
-      let written = 0;
-      while (written < bytes.length) written += await file.write(bytes.subarray(written));
-      await file.syncData();
-    } finally {
-      file.close();
-    }
-    await Deno.rename(tmp, path);
-  } catch (e) {
-    await Deno.remove(tmp).catch(() => {});
-    throw e;
-  }
-}
+export { writeFileAtomic } from "@rlvr/common";

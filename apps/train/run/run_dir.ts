@@ -18,6 +18,10 @@
  * check that steps never go backwards in `metrics.jsonl`, so a resume that forgot to
  * truncate fails instead of writing a duplicate step.
  *
+ * Trackers (`trackers.ts`): every record appended here also goes, after its JSONL line, to the
+ * trackers the options name (TensorBoard event files in `tb/`, `metrics.csv` / `eval.csv`, the
+ * console, `MetricsSink` objects), and resuming truncates their files to the same step.
+ *
  * @module
  */
 
@@ -41,6 +45,13 @@ import {
   type SampleRecord,
   type StepMetrics,
 } from "./records.ts";
+import {
+  RunTrackers,
+  TRACKER_FILES,
+  type TrackerOptions,
+  type TrackerTruncation,
+  truncateTrackers,
+} from "./trackers.ts";
 
 /** The file names of a run directory. */
 export const RUN_FILES: Readonly<{
@@ -50,6 +61,9 @@ export const RUN_FILES: Readonly<{
   samples: string;
   checkpoints: string;
   report: string;
+  tensorboard: string;
+  metricsCsv: string;
+  evalCsv: string;
 }> = Object.freeze({
   config: "config.yaml",
   metrics: "metrics.jsonl",
@@ -57,20 +71,25 @@ export const RUN_FILES: Readonly<{
   samples: "samples.jsonl",
   checkpoints: "checkpoints",
   report: "report.html",
+  ...TRACKER_FILES,
 });
 
 /** The JSONL files of a run directory. */
 export type RunStream = "metrics" | "eval" | "samples";
 
-/** Options of {@link RunDir.create}. */
-export interface CreateOptions {
+/** Options of {@link RunDir.open}: durability and trackers (see {@link TrackerOptions}). */
+export interface OpenOptions extends TrackerOptions {
+  /** fsync every JSONL line and event (default false). */
+  durable?: boolean;
+}
+
+/** Options of {@link RunDir.create}: {@link OpenOptions} and what to do with an existing name. */
+export interface CreateOptions extends OpenOptions {
   /**
    * What to do when `root/name` exists and is not empty: `"suffix"` (default) picks
    * `name-2`, `name-3`, ...; `"error"` throws.
    */
   ifExists?: "suffix" | "error";
-  /** fsync every JSONL line (default false). */
-  durable?: boolean;
 }
 
 /** What {@link RunDir.resume} did. */
@@ -83,6 +102,8 @@ export interface ResumeInfo {
   dropped: Record<RunStream, number>;
   /** Files whose partial last line was removed. */
   partialLines: RunStream[];
+  /** What was dropped from the tracker files (`metrics.csv`, `eval.csv`, `tb/`). */
+  trackers: TrackerTruncation;
 }
 
 async function isEmptyDir(path: string): Promise<boolean> {
@@ -114,11 +135,13 @@ export class RunDir {
   readonly path: string;
   readonly #durable: boolean;
   readonly #writers = new Map<RunStream, Promise<JsonlWriter>>();
+  readonly #trackers: RunTrackers;
   #lastStep: number | null | undefined = undefined;
 
-  private constructor(path: string, durable: boolean) {
+  private constructor(path: string, options: OpenOptions) {
     this.path = path;
-    this.#durable = durable;
+    this.#durable = options.durable ?? false;
+    this.#trackers = new RunTrackers(path, options, this.#durable);
   }
 
   /** Creates `root/name` (see {@link CreateOptions} for an existing one). */
@@ -140,11 +163,11 @@ export class RunDir {
       path = resolve(root, `${name}-${n}`);
     }
     await Deno.mkdir(join(path, RUN_FILES.checkpoints), { recursive: true });
-    return new RunDir(path, options.durable ?? false);
+    return new RunDir(path, options);
   }
 
   /** Opens an existing run directory (it must contain `config.yaml`). */
-  static open(path: string, options: { durable?: boolean } = {}): Promise<RunDir> {
+  static open(path: string, options: OpenOptions = {}): Promise<RunDir> {
     const abs = resolve(path);
     if (!existsSync(join(abs, RUN_FILES.config))) {
       return Promise.reject(
@@ -153,7 +176,7 @@ export class RunDir {
         ),
       );
     }
-    return Promise.resolve(new RunDir(abs, options.durable ?? false));
+    return Promise.resolve(new RunDir(abs, options));
   }
 
   /** The path of one of the run's files. */
@@ -197,18 +220,21 @@ export class RunDir {
     }
     await (await this.#writer("metrics")).append(record);
     this.#lastStep = record.step;
+    await this.#trackers.metrics(record);
   }
 
   /** Appends an eval record (checked). */
   async appendEval(record: Record<string, unknown>): Promise<void> {
     checkEvalRecord(record);
     await (await this.#writer("eval")).append(record);
+    await this.#trackers.eval(record);
   }
 
   /** Appends a sample record (checked). */
   async appendSample(record: Record<string, unknown>): Promise<void> {
     checkSampleRecord(record);
     await (await this.#writer("samples")).append(record);
+    await this.#trackers.sample(record);
   }
 
   /** The complete step records. */
@@ -236,9 +262,14 @@ export class RunDir {
     return latestCompleteCheckpoint(this.file("checkpoints"));
   }
 
-  /** Creates `checkpoints/step-N/` and returns its path; write the files, then {@link completeCheckpoint}. */
-  beginCheckpoint(step: number): Promise<string> {
-    return beginCheckpoint(this.file("checkpoints"), step);
+  /**
+   * Creates `checkpoints/step-N/` and returns its path; write the files, then
+   * {@link completeCheckpoint}. The trackers write what they hold back first (the step's
+   * samples), so everything of steps <= N is on disk before the checkpoint exists.
+   */
+  async beginCheckpoint(step: number): Promise<string> {
+    await this.#trackers.flush();
+    return await beginCheckpoint(this.file("checkpoints"), step);
   }
 
   /** Writes the `COMPLETE` marker of `checkpoints/step-N/` (last, after its files). */
@@ -247,8 +278,9 @@ export class RunDir {
   }
 
   /**
-   * Keeps only the records with `step <= step` in the three JSONL files and removes partial
-   * last lines (pass -1 to empty them). Open writers are closed first.
+   * Keeps only the records with `step <= step` in the three JSONL files and the tracker files
+   * and removes partial last lines (pass -1 to empty them). Open writers are closed first; the
+   * next TensorBoard event file starts with a `SessionLog` START at `step + 1`.
    */
   async truncateAfter(
     step: number,
@@ -261,8 +293,10 @@ export class RunDir {
       dropped[stream] = r.dropped;
       if (r.partialRemoved) partialLines.push(stream);
     }
+    const trackers = await truncateTrackers(this.path, step);
+    this.#trackers.resumedAfter(step);
     this.#lastStep = undefined;
-    return { dropped, partialLines };
+    return { dropped, partialLines, trackers };
   }
 
   /**
@@ -277,10 +311,15 @@ export class RunDir {
     return { checkpoint, removedCheckpoints, ...t };
   }
 
-  /** Closes the JSONL writers (the directory stays usable; writers reopen on the next append). */
+  /**
+   * Closes the JSONL writers and the trackers' files, after writing what the trackers hold
+   * back (the directory stays usable; writers reopen on the next append). Sinks given in the
+   * options are not closed: they belong to the caller.
+   */
   async close(): Promise<void> {
     const writers = [...this.#writers.values()];
     this.#writers.clear();
     for (const w of writers) await w.then((x) => x.close(), () => {});
+    await this.#trackers.close();
   }
 }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { RUN_FILES, RunDir } from "./run_dir.ts";
 import { REQUIRED_METRICS } from "./records.ts";
 
@@ -201,8 +202,11 @@ for (let step = 1; ; step++) {
 }
 `,
       );
+      // The script lives outside the workspace: --config gives it the workspace's packages
+      // (run_dir.ts imports @rlvr/common and @rlvr/infra).
+      const config = fileURLToPath(new URL("../../../deno.json", import.meta.url));
       const child = new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", script, root],
+        args: ["run", "-A", "--config", config, script, root],
         stdout: "null",
         stderr: "piped",
       }).spawn();

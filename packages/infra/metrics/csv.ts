@@ -144,6 +144,66 @@ export function parseCsvLine(line: string): string[] {
 }
 
 /**
+ * What {@link parseCsv} returns.
+ *
+ * @example Usage
+ * ```ts
+ * import type { CsvContent } from "@rlvr/infra";
+ * import assert from "node:assert/strict";
+ * const c: CsvContent = { columns: ["step"], rows: [["1"]], partial: null };
+ * assert.equal(c.rows.length, 1);
+ * ```
+ */
+export interface CsvContent {
+  /** The header's cells ([] for an empty file). */
+  columns: string[];
+  /** The complete rows after the header, as cells. */
+  rows: string[][];
+  /** Text after the last complete row (a write cut by a crash), or null. */
+  partial: string | null;
+}
+
+/**
+ * Splits the text of a CSV file into its header, its complete rows and a partial tail. A row
+ * is complete when its newline outside quotes was written (RFC 4180 quoting, so a quoted cell
+ * may span lines); `\r\n` endings are accepted.
+ *
+ * @param text The file's contents.
+ * @returns Header, rows and the partial tail.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseCsv } from "@rlvr/infra";
+ * import assert from "node:assert/strict";
+ * const c = parseCsv('step,note\n1,"a\nb"\n2,x\n3,"cut');
+ * assert.deepEqual(c.columns, ["step", "note"]);
+ * assert.deepEqual(c.rows, [["1", "a\nb"], ["2", "x"]]);
+ * assert.equal(c.partial, '3,"cut');
+ * ```
+ */
+export function parseCsv(text: string): CsvContent {
+  const lines: string[] = [];
+  let start = 0;
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') quoted = !quoted;
+    else if (c === "\n" && !quoted) {
+      const line = text.slice(start, i);
+      lines.push(line.endsWith("\r") ? line.slice(0, -1) : line);
+      start = i + 1;
+    }
+  }
+  const partial = start < text.length ? text.slice(start) : null;
+  const [header, ...rest] = lines;
+  return {
+    columns: header === undefined ? [] : parseCsvLine(header),
+    rows: rest.map(parseCsvLine),
+    partial,
+  };
+}
+
+/**
  * Appends records as CSV rows under a header fixed by the first record.
  *
  * @example Usage

@@ -2,16 +2,17 @@
  * A metrics sink that appends one JSON object per line (JSON Lines): the record of truth of a run.
  *
  * Design decision: every record becomes exactly one line, written with a single `write` call on
- * a file opened for appending (see `AppendFile`), so lines are whole and ordered even when the
- * process dies mid-run, and a resumed run appends to the same file. JSON has no NaN or Infinity,
- * and silently turning a diverged loss into `null` would hide the one thing worth seeing, so
+ * a file opened for appending (`@rlvr/common`'s `JsonlWriter`, the workspace's one JSONL
+ * module, opened with `torn: "repair"`), so lines are whole and ordered even when the process
+ * dies mid-run, and a resumed run appends to the same file. JSON has no NaN or Infinity, and
+ * silently turning a diverged loss into `null` would hide the one thing worth seeing, so
  * non-finite numbers are written as the strings `"NaN"`, `"Infinity"` and `"-Infinity"`
- * ({@link parseJsonlMetrics} turns them back into numbers).
+ * (`nonFinite: "string"`; {@link parseJsonlMetrics} turns them back into numbers).
  *
  * @module
  */
 
-import { AppendFile } from "./_append_file.ts";
+import { JsonlWriter, parseJsonl, reviveNonFinite } from "@rlvr/common";
 import { type MetricsRecord, type MetricsSink, type MetricValue, recordEntries } from "./types.ts";
 
 /**
@@ -34,9 +35,9 @@ import { type MetricsRecord, type MetricsSink, type MetricValue, recordEntries }
  * ```
  */
 export class JsonlSink implements MetricsSink {
-  #file: AppendFile;
+  #file: JsonlWriter;
 
-  private constructor(file: AppendFile) {
+  private constructor(file: JsonlWriter) {
     this.#file = file;
   }
 
@@ -60,7 +61,9 @@ export class JsonlSink implements MetricsSink {
    * ```
    */
   static async open(path: string): Promise<JsonlSink> {
-    return new JsonlSink(await AppendFile.open(path));
+    return new JsonlSink(
+      await JsonlWriter.open(path, { torn: "repair", nonFinite: "string", owner: "JsonlSink" }),
+    );
   }
 
   /**
@@ -117,18 +120,12 @@ export class JsonlSink implements MetricsSink {
    * ```
    */
   write(record: MetricsRecord): Promise<void> {
-    let line: string;
     try {
-      const entries = recordEntries("JsonlSink", record);
-      const out: Record<string, MetricValue> = {};
-      for (const [k, v] of entries) {
-        out[k] = typeof v === "number" && !Number.isFinite(v) ? String(v) : v;
-      }
-      line = JSON.stringify(out) + "\n";
+      recordEntries("JsonlSink", record);
     } catch (e) {
       return Promise.reject(e);
     }
-    return this.#file.append(line);
+    return this.#file.append(record);
   }
 
   /**
@@ -151,12 +148,6 @@ export class JsonlSink implements MetricsSink {
   }
 }
 
-const NON_FINITE: Readonly<Record<string, number>> = {
-  NaN: NaN,
-  Infinity: Infinity,
-  "-Infinity": -Infinity,
-};
-
 /**
  * Parses the text of a metrics `.jsonl` file, turning `"NaN"`, `"Infinity"` and `"-Infinity"`
  * back into numbers. Blank lines are skipped.
@@ -172,23 +163,8 @@ const NON_FINITE: Readonly<Record<string, number>> = {
  * ```
  */
 export function parseJsonlMetrics(text: string): Record<string, MetricValue>[] {
-  const out: Record<string, MetricValue>[] = [];
-  text.split("\n").forEach((line, i) => {
-    if (line.trim() === "") return;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(line);
-    } catch (e) {
-      throw new SyntaxError(
-        `parseJsonlMetrics: line ${i + 1} is not JSON (${(e as Error).message}): ` +
-          `${line.slice(0, 80)}`,
-      );
-    }
-    const rec = parsed as Record<string, MetricValue>;
-    for (const [k, v] of Object.entries(rec)) {
-      if (typeof v === "string" && Object.hasOwn(NON_FINITE, v)) rec[k] = NON_FINITE[v]!;
-    }
-    out.push(rec);
-  });
-  return out;
+  // A last line without its newline is read too (this reads text, not a file being written).
+  const complete = text === "" || text.endsWith("\n") ? text : text + "\n";
+  return parseJsonl<Record<string, MetricValue>>(complete, "text", "parseJsonlMetrics").records
+    .map(reviveNonFinite);
 }

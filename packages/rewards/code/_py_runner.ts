@@ -12,10 +12,14 @@
  * program under test (which can reach JavaScript through Pyodide's FFI) cannot forge replies.
  * Everything this file needs from the outside world is captured before any untrusted code runs.
  *
- * Self-contained on purpose (no imports): the child resolves modules under `--no-config`.
+ * Self-contained on purpose: the child resolves modules under `--no-config`, so its only import
+ * is `./_pyodide_entry.ts`, which the child's import map points at Pyodide's `pyodide.mjs`
+ * (a static import: JSR rejects dynamic imports it cannot resolve at publish time).
  *
  * @module
  */
+
+import { loadPyodide as loadPyodideEntry } from "./_pyodide_entry.ts";
 
 interface PyCallable {
   (...args: unknown[]): unknown;
@@ -155,9 +159,7 @@ const first = await readFrame();
 if (first === null) exit(2);
 const config = JSON.parse(decoder.decode(first)) as Config;
 const started = performance.now();
-const { loadPyodide } = (await import(`${config.indexURL}pyodide.mjs`)) as {
-  loadPyodide: LoadPyodide;
-};
+const loadPyodide = loadPyodideEntry as unknown as LoadPyodide;
 const common = { indexURL: config.indexURL, jsglobals: {}, env: {}, args: [] };
 
 if (config.mode === "snapshot") {

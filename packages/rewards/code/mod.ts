@@ -23,7 +23,7 @@
  *
  * @example Usage
  * ```ts
- * import { codeReward } from "@rlvr/rewards";
+ * import { codeReward } from "@rlvr/rewards/code";
  * import assert from "node:assert/strict";
  * const reward = codeReward({ language: "js" });
  * const f = "`".repeat(3); // a Markdown fence

@@ -8,7 +8,9 @@
  * (`--allow-read=<dir>`; no write, net, env, run, ffi or sys), with `--no-prompt`, `--no-remote`,
  * `--no-npm`, `--no-config`, a cleared environment and an empty `DENO_DIR`, a V8 heap limit, an
  * import map that blocks every other local module, and the limits of `_process.ts` (SIGKILL at
- * the wall-clock limit, resident-memory watchdog, output caps).
+ * the wall-clock limit, resident-memory watchdog, output caps). When this package is imported by
+ * URL (`https:`), the child runs a copy of the runner written to its temporary folder (it may
+ * load no remote module).
  *
  * Loading Pyodide takes about 2 s, so the first use makes a memory snapshot of a freshly started
  * interpreter (once, in a child of its own, cached on disk for later processes: see
@@ -32,6 +34,8 @@ import { concat, type KillReason, SandboxProcess } from "./_process.ts";
 import { clip, looksOutOfMemory } from "./_util.ts";
 
 const RUNNER = new URL("./_py_runner.ts", import.meta.url);
+/** The module the runner imports Pyodide through, beside it (see `_pyodide_entry.ts`). */
+const ENTRY = "./_pyodide_entry.ts";
 const LOAD_TIMEOUT_MS = 60_000;
 const SNAPSHOT_MEMORY_MB = 2048;
 
@@ -71,21 +75,65 @@ function jsonFrame(value: unknown): Uint8Array {
   return frame(new TextEncoder().encode(JSON.stringify(value)));
 }
 
-async function childSetup(index: string): Promise<{ dir: string; args: string[] }> {
-  if (RUNNER.protocol !== "file:") {
-    throw new Error(`the Python runner must be a local file, got ${RUNNER.href}`);
-  }
+let runnerText: Promise<string> | undefined;
+
+/**
+ * The runner's source: read from disk, or fetched when this module was imported by URL
+ * (`https:`, `http:`). Needs read permission on the runner, or net permission on its host.
+ */
+function runnerSource(): Promise<string> {
+  runnerText ??= (async () => {
+    if (RUNNER.protocol === "file:") return await Deno.readTextFile(RUNNER);
+    const res = await fetch(RUNNER);
+    if (!res.ok) {
+      await res.body?.cancel();
+      throw new Error(`cannot fetch the Python runner ${RUNNER.href}: HTTP ${res.status}`);
+    }
+    return await res.text();
+  })();
+  runnerText.catch(() => {
+    runnerText = undefined;
+  });
+  return runnerText;
+}
+
+/** A child's private folder, its `deno run` flags and the runner module it runs. */
+interface ChildSetup {
+  dir: string;
+  args: string[];
+  runner: string;
+}
+
+async function childSetup(index: string): Promise<ChildSetup> {
   const dir = await Deno.makeTempDir({ prefix: "rlvr-py-" });
+  let runner = RUNNER.href;
+  if (RUNNER.protocol !== "file:") {
+    // Imported by URL: the child runs with --no-remote, so it runs a local copy of the runner.
+    try {
+      await Deno.writeTextFile(`${dir}/_py_runner.ts`, await runnerSource());
+    } catch (e) {
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      throw e;
+    }
+    runner = new URL(`file://${dir}/_py_runner.ts`).href;
+  }
   const blocked = new URL(`file://${dir}/blocked/`).href;
+  const entry = new URL(ENTRY, runner).href;
   await Deno.writeTextFile(
     `${dir}/import_map.json`,
     JSON.stringify({
-      imports: { "file:///": blocked, [RUNNER.href]: RUNNER.href, [index]: index },
+      imports: {
+        "file:///": blocked,
+        [runner]: runner,
+        [entry]: `${index}pyodide.mjs`,
+        [index]: index,
+      },
     }),
   );
   const pyodideDir = pyodidePath(index);
   return {
     dir,
+    runner,
     args: [
       "run",
       "--no-prompt",
@@ -131,8 +179,8 @@ async function snapshotCacheFile(index: string): Promise<string | null> {
     if (!granted({ name: "read", path: dir }) || !granted({ name: "write", path: dir })) {
       return null;
     }
-    if (!granted({ name: "read", path: RUNNER })) return null;
-    const runner = await Deno.readTextFile(RUNNER);
+    if (RUNNER.protocol === "file:" && !granted({ name: "read", path: RUNNER })) return null;
+    const runner = await runnerSource();
     const text = [index, Deno.version.deno, Deno.version.v8, runner].join("\0");
     const digest = new Uint8Array(
       await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)),
@@ -146,11 +194,11 @@ async function snapshotCacheFile(index: string): Promise<string | null> {
 
 /** Makes the interpreter snapshot in a child of its own; `null` (and a reason) if that fails. */
 async function makeSnapshot(index: string): Promise<Uint8Array | null> {
-  const { dir, args } = await childSetup(index);
+  const { dir, args, runner } = await childSetup(index);
   try {
     const chunks: Uint8Array[] = [];
     const proc = new SandboxProcess({
-      args: [...args, `--v8-flags=--max-old-space-size=${SNAPSHOT_MEMORY_MB}`, RUNNER.href],
+      args: [...args, `--v8-flags=--max-old-space-size=${SNAPSHOT_MEMORY_MB}`, runner],
       cwd: dir,
       denoDir: `${dir}/deno_dir`,
       memoryMb: SNAPSHOT_MEMORY_MB,
@@ -322,7 +370,8 @@ export class PythonWorker {
   #nextId = 0;
   #dead = false;
 
-  private constructor(key: string, dir: string, args: string[], memoryMb: number) {
+  private constructor(key: string, setup: ChildSetup, memoryMb: number) {
+    const { dir, args, runner } = setup;
     this.key = key;
     this.#dir = dir;
     this.#nonce = crypto.randomUUID();
@@ -331,7 +380,7 @@ export class PythonWorker {
       args: [
         ...args,
         `--v8-flags=--max-old-space-size=${Math.max(64, Math.floor(memoryMb))}`,
-        RUNNER.href,
+        runner,
       ],
       cwd: dir,
       denoDir: `${dir}/deno_dir`,
@@ -357,8 +406,7 @@ export class PythonWorker {
   static async #start(key: string, memoryMb: number, signal?: AbortSignal): Promise<PythonWorker> {
     const index = await pyodideIndexURL();
     const snap = await interpreterSnapshot();
-    const { dir, args } = await childSetup(index);
-    const worker = new PythonWorker(key, dir, args, memoryMb);
+    const worker = new PythonWorker(key, await childSetup(index), memoryMb);
     const onAbort = () => worker.#proc.kill("aborted");
     signal?.addEventListener("abort", onAbort, { once: true });
     const timer = setTimeout(() => worker.#proc.kill("timeout"), LOAD_TIMEOUT_MS);

@@ -285,9 +285,27 @@ export function parseDocument(id: string, source: string): CorpusDocument {
 }
 
 /**
+ * The file of a corpus directory that lists its document ids, in order (written by
+ * `writeCorpus`). {@link loadCorpus} needs it only for a corpus read by URL, which has no
+ * directory listing.
+ *
+ * @example Usage
+ * ```ts
+ * import { CORPUS_INDEX_FILE } from "@rlvr/rewards";
+ * import assert from "node:assert/strict";
+ * assert.equal(CORPUS_INDEX_FILE, "index.json");
+ * ```
+ */
+export const CORPUS_INDEX_FILE = "index.json";
+
+/**
  * Reads a corpus directory: every `*.md` file is a document (id = file name without `.md`,
  * first line `# title`, the rest its text), sorted by id; `facts.json` (an array of
  * {@link Fact}), if present, gives the facts. Needs read permission on `dir`.
+ *
+ * `dir` may also be an `https:` or `http:` URL (a corpus shipped with a package imported by
+ * URL): the documents are then the ids its {@link CORPUS_INDEX_FILE} lists, read with `fetch`
+ * (needs net permission on the host).
  *
  * @example Usage
  * ```ts
@@ -302,6 +320,8 @@ export function parseDocument(id: string, source: string): CorpusDocument {
  * ```
  */
 export async function loadCorpus(dir: string | URL): Promise<Corpus> {
+  const href = typeof dir === "string" ? dir : dir.href;
+  if (/^https?:/i.test(href)) return await fetchCorpus(new URL(href.replace(/\/*$/, "/")));
   const path = typeof dir === "string" ? dir : decodeURIComponent(dir.pathname);
   const base = path.replace(/\/+$/, "");
   const names: string[] = [];
@@ -323,4 +343,72 @@ export async function loadCorpus(dir: string | URL): Promise<Corpus> {
   }
   if (!Array.isArray(facts)) throw new TypeError(`loadCorpus: facts.json must hold an array`);
   return { documents, facts };
+}
+
+/** A file of a corpus served over HTTP: its text, or null when the server answers 404. */
+async function fetchText(url: URL): Promise<string | null> {
+  let res: Response;
+  try {
+    res = await fetch(url);
+  } catch (e) {
+    throw new Error(`loadCorpus: cannot fetch ${url.href}: ${(e as Error).message}`);
+  }
+  if (res.status === 404) {
+    await res.body?.cancel();
+    return null;
+  }
+  if (!res.ok) {
+    await res.body?.cancel();
+    throw new Error(`loadCorpus: cannot fetch ${url.href}: HTTP ${res.status} ${res.statusText}`);
+  }
+  return await res.text();
+}
+
+/** {@link loadCorpus} of a directory URL (ending in `/`): the documents its index lists. */
+async function fetchCorpus(base: URL): Promise<Corpus> {
+  const indexUrl = new URL(CORPUS_INDEX_FILE, base);
+  const indexText = await fetchText(indexUrl);
+  if (indexText === null) {
+    throw new Error(
+      `loadCorpus: ${indexUrl.href} does not exist (HTTP 404); a corpus read by URL lists its ` +
+        `document ids in ${CORPUS_INDEX_FILE} (writeCorpus writes it)`,
+    );
+  }
+  let ids: unknown;
+  try {
+    ids = JSON.parse(indexText);
+  } catch (e) {
+    throw new SyntaxError(`loadCorpus: ${indexUrl.href} is not JSON: ${(e as Error).message}`);
+  }
+  if (!Array.isArray(ids) || !ids.every((id) => typeof id === "string" && /^[^/\\]+$/.test(id))) {
+    throw new TypeError(
+      `loadCorpus: ${indexUrl.href} must hold an array of document ids (file names without .md), got ${
+        show(ids)
+      }`,
+    );
+  }
+  const documents = await Promise.all((ids as string[]).map(async (id) => {
+    const url = new URL(`${encodeURIComponent(id)}.md`, base);
+    const text = await fetchText(url);
+    if (text === null) {
+      throw new Error(
+        `loadCorpus: ${url.href} does not exist (HTTP 404), but ${CORPUS_INDEX_FILE} lists ${
+          JSON.stringify(id)
+        }`,
+      );
+    }
+    return parseDocument(id, text);
+  }));
+  const factsUrl = new URL("facts.json", base);
+  const factsText = await fetchText(factsUrl);
+  let facts: unknown = [];
+  if (factsText !== null) {
+    try {
+      facts = JSON.parse(factsText);
+    } catch (e) {
+      throw new SyntaxError(`loadCorpus: ${factsUrl.href} is not JSON: ${(e as Error).message}`);
+    }
+  }
+  if (!Array.isArray(facts)) throw new TypeError(`loadCorpus: facts.json must hold an array`);
+  return { documents, facts: facts as Fact[] };
 }

@@ -89,6 +89,55 @@ Deno.test("shipped corpus files are generateCorpus(SHIPPED_CORPUS_SEED)", async 
   }
 });
 
+/** Serves `dir` (a `file:` URL ending in `/`) on loopback; 404 for anything missing. */
+function serveDir(dir: URL): Deno.HttpServer<Deno.NetAddr> {
+  return Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const name = decodeURIComponent(new URL(req.url).pathname).slice(1);
+    if (name.includes("/") || name.includes("..")) return new Response("bad path", { status: 400 });
+    try {
+      return new Response(await Deno.readFile(new URL(name, dir)));
+    } catch {
+      return new Response("not found", { status: 404 });
+    }
+  });
+}
+
+Deno.test("loadCorpus by URL: the shipped corpus served over HTTP reads the same as from disk", async () => {
+  const server = serveDir(CORPUS_DIR);
+  try {
+    const url = `http://127.0.0.1:${server.addr.port}`;
+    assert.deepEqual(await loadCorpus(url), generateCorpus(SHIPPED_CORPUS_SEED));
+    assert.deepEqual(await loadCorpus(new URL(`${url}/`)), generateCorpus(SHIPPED_CORPUS_SEED));
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("loadCorpus by URL: a missing index.json or listed document names the URL", async () => {
+  const dir = await Deno.makeTempDir();
+  const server = serveDir(new URL(`file://${dir}/`));
+  try {
+    const url = `http://127.0.0.1:${server.addr.port}/`;
+    await assert.rejects(loadCorpus(url), /index\.json does not exist \(HTTP 404\)/);
+    await Deno.writeTextFile(`${dir}/index.json`, JSON.stringify(["D1"]));
+    await assert.rejects(
+      loadCorpus(url),
+      /D1\.md does not exist \(HTTP 404\), but index\.json lists "D1"/,
+    );
+    await Deno.writeTextFile(`${dir}/index.json`, JSON.stringify({ D1: true }));
+    await assert.rejects(loadCorpus(url), /must hold an array of document ids/);
+    await Deno.writeTextFile(`${dir}/index.json`, JSON.stringify(["D1"]));
+    await Deno.writeTextFile(`${dir}/D1.md`, "# Lorn\n\nThe Lorn is a river.\n");
+    assert.deepEqual(await loadCorpus(url), {
+      documents: [{ id: "D1", title: "Lorn", text: "The Lorn is a river." }],
+      facts: [],
+    });
+  } finally {
+    await server.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("generateCorpus: deterministic, facts stated once, chains need several documents", () => {
   const a = generateCorpus(5);
   assert.deepEqual(generateCorpus(5), a);

@@ -18,6 +18,7 @@
  */
 
 import { CancellationError, ComputeEngine } from "@cortex-js/compute-engine";
+import { mulberry32 } from "@rlvr/common";
 import { type Rational, rationalEquals, rationalFromMathJson } from "./rational.ts";
 
 /** The outcome of a comparison: whether the two sides are equal, and why. */
@@ -242,24 +243,13 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
-/** A small seeded generator (mulberry32). */
-function rng(seed: number): () => number {
-  let t = seed >>> 0;
-  return () => {
-    t = (t + 0x6d2b79f5) >>> 0;
-    let r = Math.imul(t ^ (t >>> 15), 1 | t);
-    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
-    return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * Seeded sample points: magnitudes log-uniform in [0.1, 10]; the first two points are positive in
  * every variable (square roots and logarithms stay real), the others draw each variable's sign
  * independently (so `|x + y|` and `|x| + |y|` are told apart).
  */
 function samplePoints(vars: readonly string[], n: number, seed: number): Record<string, number>[] {
-  const next = rng(seed);
+  const next = mulberry32(seed);
   const pts: Record<string, number>[] = [];
   for (let k = 0; k < n; k++) {
     const p: Record<string, number> = {};

@@ -8,6 +8,16 @@
  * wrong and the result says why; recall comes from normalisation and the CAS, never from
  * loosening the comparison.
  *
+ * The `@rlvr/rewards/math` entry point: it loads the CAS (`verifyMath` is synchronous, so the
+ * CAS is imported up front) but neither Pyodide nor the code sandbox.
+ *
+ * @example Usage
+ * ```ts
+ * import { verifyMath } from "@rlvr/rewards/math";
+ * import assert from "node:assert/strict";
+ * assert.equal(verifyMath("so $\\boxed{\\frac{2}{4}}$", "0.5").correct, true);
+ * ```
+ *
  * @module
  */
 

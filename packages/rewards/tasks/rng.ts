@@ -5,11 +5,15 @@
  * Design: sfc32 (Chris Doty-Humphrey's Small Fast Counting generator, 128-bit state, passes
  * PractRand) seeded through splitmix32 from any list of integers, so `seededRng(seed, index)`
  * gives an independent stream per row: row `i` of a task never depends on how many rows came
- * before it. Same seed, same numbers, on every platform (only 32-bit integer arithmetic).
+ * before it. Same seed, same numbers, on every platform (only 32-bit integer arithmetic). The
+ * generator and the seed mixer are `@rlvr/common`'s (`Sfc32`, `splitmix32`), the workspace's one
+ * PRNG module; the stream (and so every task's rows and the held-out set) is pinned by
+ * `rng_test.ts`.
  *
  * @module
  */
 
+import { Sfc32, splitmix32 } from "@rlvr/common";
 import { checkNumber, show } from "../_check.ts";
 
 /** A seeded random stream. */
@@ -24,14 +28,6 @@ export interface Rng {
   shuffle<T>(items: readonly T[]): T[];
   /** True with probability `p`. */
   chance(p: number): boolean;
-}
-
-function splitmix32(state: number): [number, number] {
-  state = (state + 0x9e3779b9) | 0;
-  let z = state;
-  z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
-  z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
-  return [state, (z ^ (z >>> 16)) >>> 0];
 }
 
 /**
@@ -63,20 +59,13 @@ export function seededRng(...seeds: number[]): Rng {
     [state, word] = splitmix32(state ^ lo);
     [state, word] = splitmix32(state ^ hi ^ word);
   }
-  let a: number, b: number, c: number, d: number;
-  [state, a] = splitmix32(state);
-  [state, b] = splitmix32(state);
-  [state, c] = splitmix32(state);
-  [state, d] = splitmix32(state);
-  const nextU32 = (): number => {
-    const t = (((a + b) | 0) + d) | 0;
-    d = (d + 1) | 0;
-    a = b ^ (b >>> 9);
-    b = (c + (c << 3)) | 0;
-    c = (c << 21) | (c >>> 11);
-    c = (c + t) | 0;
-    return t >>> 0;
-  };
+  const words: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    [state, word] = splitmix32(state);
+    words.push(word);
+  }
+  const sfc = new Sfc32(words);
+  const nextU32 = (): number => sfc.next();
   for (let i = 0; i < 12; i++) nextU32();
   const next = () => nextU32() / 0x100000000;
   const int = (lo: number, hi: number): number => {

@@ -44,3 +44,44 @@ Deno.test("seededRng: errors name the argument", () => {
   assert.throws(() => seededRng(1).int(3, 2), /need integers lo <= hi, got lo=3, hi=2/);
   assert.throws(() => seededRng(1).pick([]), /the array is empty/);
 });
+
+Deno.test("seededRng: the stream is pinned (the first outputs before and after it moved onto @rlvr/common's Sfc32)", async () => {
+  const { arithmeticTask } = await import("./arithmetic.ts");
+  const a = seededRng(42, 7);
+  assert.deepEqual(Array.from({ length: 6 }, () => a.next()), [
+    0.43980053858831525,
+    0.06784589379094541,
+    0.23385473736561835,
+    0.12970126513391733,
+    0.7000848718453199,
+    0.6215489192400128,
+  ]);
+  assert.equal(a.int(1, 100), 82);
+  assert.deepEqual(a.shuffle([1, 2, 3, 4, 5]), [5, 1, 4, 3, 2]);
+  const b = seededRng(2 ** 40 + 3); // a seed above 2^32 keeps its high half
+  assert.deepEqual(Array.from({ length: 4 }, () => b.next()), [
+    0.7746738141868263,
+    0.22608594340272248,
+    0.42078616563230753,
+    0.449341447558254,
+  ]);
+  // The default run's task: its training rows (seed 0) and its held-out problems (apps/train's
+  // HELD_OUT_SEED 1_000_003).
+  const task = arithmeticTask({ digits: 2, operators: ["+"], chainLength: 1 });
+  assert.deepEqual([0, 1, 2, 3, 4].map((i) => task.row(0, i).expression), [
+    "26 + 34",
+    "25 + 68",
+    "32 + 37",
+    "99 + 41",
+    "57 + 70",
+  ]);
+  assert.equal(task.row(5, 1000).expression, "65 + 40");
+  assert.deepEqual([0, 1, 2, 3, 4, 5].map((i) => task.row(1_000_003, i).expression), [
+    "22 + 17",
+    "22 + 87",
+    "26 + 60",
+    "98 + 30",
+    "44 + 49",
+    "49 + 75",
+  ]);
+});

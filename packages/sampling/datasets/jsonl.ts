@@ -1,10 +1,10 @@
 /**
  * Streaming JSONL reader.
  *
- * Design: the file is opened with `Deno.open` and read through a `TextDecoderStream` and a line
- * splitter, so memory stays at one chunk plus one line however large the file is. Lines are
- * numbered from 1; blank lines are ignored (they are neither rows nor bad rows); `\r\n` endings
- * and a UTF-8 BOM are accepted. Each non-blank line must be a JSON object; it is mapped with a
+ * Design: the file is read line by line with `readLines` of `@rlvr/common` (the workspace's one
+ * JSONL module, re-exported here), so memory stays at one chunk plus one line however large the
+ * file is. Lines are numbered from 1; blank lines are ignored (they are neither rows nor bad
+ * rows); `\r\n` endings and a UTF-8 BOM are accepted. Each non-blank line must be a JSON object; it is mapped with a
  * {@link FieldMap} (default `prompt`/`answer`). A malformed line or a missing mapped field throws a
  * {@link DatasetError} naming the file, the line number and a snippet of the line, unless
  * `onBadRow: "skip"`, which skips it and counts it in `stats`. Each iteration re-reads the file
@@ -13,6 +13,7 @@
  * @module
  */
 
+import { readLines } from "@rlvr/common";
 import { checkChoice } from "../_args.ts";
 import {
   type BadRowPolicy,
@@ -22,6 +23,9 @@ import {
   type ReadStats,
 } from "./errors.ts";
 import { DEFAULT_FIELDS, type Example, FieldError, type FieldMap, mapExample } from "./fields.ts";
+
+// The line reader is the workspace's one (`@rlvr/common`); `@rlvr/sampling` keeps exporting it.
+export { readLines };
 
 /** Options of the dataset readers. */
 export interface ReadOptions {
@@ -44,64 +48,6 @@ const SNIPPET = 60;
 function snippetOf(line: string): string {
   const t = line.trim();
   return t.length > SNIPPET ? `${t.slice(0, SNIPPET)}...` : t;
-}
-
-/** Splits a text stream into lines (without their `\n` / `\r\n`). */
-function lineSplitter(): TransformStream<string, string> {
-  let rest = "";
-  return new TransformStream<string, string>({
-    transform(chunk, controller) {
-      const text = rest + chunk;
-      let start = 0;
-      let nl = text.indexOf("\n");
-      while (nl >= 0) {
-        const line = text.slice(start, nl);
-        controller.enqueue(line.endsWith("\r") ? line.slice(0, -1) : line);
-        start = nl + 1;
-        nl = text.indexOf("\n", start);
-      }
-      rest = text.slice(start);
-    },
-    flush(controller) {
-      if (rest.length > 0) controller.enqueue(rest.endsWith("\r") ? rest.slice(0, -1) : rest);
-    },
-  });
-}
-
-/**
- * Reads the lines of a text file one at a time (1-based line numbers).
- *
- * @example Usage
- * ```ts
- * import { readLines } from "@rlvr/sampling";
- * import assert from "node:assert/strict";
- * const path = await Deno.makeTempFile({ suffix: ".txt" });
- * await Deno.writeTextFile(path, "a\r\nb\n\nc");
- * const lines: string[] = [];
- * for await (const { line, text } of readLines(path)) lines.push(`${line}:${text}`);
- * assert.deepEqual(lines, ["1:a", "2:b", "3:", "4:c"]);
- * await Deno.remove(path);
- * ```
- */
-export async function* readLines(
-  path: string,
-): AsyncGenerator<{ line: number; text: string }, void, undefined> {
-  const file = await Deno.open(path, { read: true });
-  const reader = file.readable
-    .pipeThrough(new TextDecoderStream())
-    .pipeThrough(lineSplitter())
-    .getReader();
-  let line = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      line++;
-      yield { line, text: value };
-    }
-  } finally {
-    await reader.cancel().catch(() => {});
-  }
 }
 
 /**

@@ -24,7 +24,7 @@
  */
 
 import { type Rng, seededRng } from "../../tasks/rng.ts";
-import type { Corpus, CorpusDocument, Fact } from "../search.ts";
+import { type Corpus, CORPUS_INDEX_FILE, type CorpusDocument, type Fact } from "../search.ts";
 
 /**
  * The seed of the corpus shipped in this directory.
@@ -39,7 +39,9 @@ import type { Corpus, CorpusDocument, Fact } from "../search.ts";
 export const SHIPPED_CORPUS_SEED = 2026;
 
 /**
- * The directory of the shipped corpus (`file:` URL), for `loadCorpus`.
+ * The directory of the shipped corpus, for `loadCorpus`: a `file:` URL, or the `https:`/`http:`
+ * URL this package was imported from (then `loadCorpus` fetches the files its `index.json`
+ * lists).
  *
  * @example Usage
  * ```ts
@@ -251,8 +253,9 @@ function wrap(text: string, width: number): string {
 
 /**
  * Writes `corpus` to `dir`: one `<id>.md` per document (`# title`, a blank line, the text
- * wrapped at 100 columns as `deno fmt` would) and `facts.json`; files of other ids are left
- * alone.
+ * wrapped at 100 columns as `deno fmt` would), `facts.json`, and `index.json` (the document
+ * ids in file-name order, what `loadCorpus` reads for a corpus served by URL); files of other
+ * ids are left alone.
  *
  * @example Usage
  * ```ts
@@ -271,6 +274,10 @@ export async function writeCorpus(corpus: Corpus, dir: string): Promise<void> {
     await Deno.writeTextFile(`${dir}/${d.id}.md`, `# ${d.title}\n\n${body}\n`);
   }
   await Deno.writeTextFile(`${dir}/facts.json`, JSON.stringify(corpus.facts, null, 2) + "\n");
+  const ids = corpus.documents.map((d) => d.id).sort((a, b) =>
+    `${a}.md` < `${b}.md` ? -1 : `${a}.md` > `${b}.md` ? 1 : 0
+  );
+  await Deno.writeTextFile(`${dir}/${CORPUS_INDEX_FILE}`, JSON.stringify(ids, null, 2) + "\n");
 }
 
 if (import.meta.main) {

@@ -1,0 +1,220 @@
+/**
+ * The built-in reward types of a config's `rewards:` list, by name, each built from its
+ * `options` into a `Reward` of `@rlvr/rewards`: the verifiers (`task`, `math`, `code`), shaping
+ * (`format`, `length`, `repetition`), graders (`rubric`, `judge`) and the unsupervised rewards
+ * (`majority_vote`, `self_certainty`, `entropy`).
+ *
+ * Design decisions:
+ * - **Options are the reward's own**: each factory of `@rlvr/rewards` checks its option names and
+ *   ranges with messages naming the field; the config check builds every reward once at load time
+ *   (`registryProblems`), so a wrong option fails before any model loads, attached to
+ *   `rewards[i].options`.
+ * - **What the run knows is filled in**: the token counter of the length rewards is the
+ *   completion's token count (not words), `task` is the task's own verifier, the correctness of
+ *   Kimi's length reward is the task's verifier unless given, and the log-prob rewards read the
+ *   sampler's per-token distributions, which the rollout attaches when such a reward is configured.
+ * - `@rlvr/rewards` is imported lazily, as in `tasks.ts`, so a config that fails its schema fails
+ *   before the slowest package loads.
+ *
+ * @module
+ */
+
+import type { Reward, RewardInput, Row, Task, TaskRow } from "@rlvr/rewards";
+import type { RewardSpec } from "./types.ts";
+
+const rewards = () => import("@rlvr/rewards");
+
+/** What a reward is built with besides its options. */
+export interface RewardBuildContext {
+  /** The run's task (its verifier backs `task` and, by default, Kimi's correctness). */
+  task: Task | null;
+}
+
+/** A reward input as the trainer passes it (the completion's token ids and log-prob rows too). */
+export interface TrainRewardInput extends RewardInput<Row> {
+  /** The completion's token ids. */
+  completionIds?: readonly number[];
+  /** Per completion token, the sampling distribution's log-probs (only for log-prob rewards). */
+  logprobs?: readonly ArrayLike<number>[];
+}
+
+/** A built-in reward type (internal: the builder takes loosely typed options). */
+export interface BuiltinRewardType {
+  /** One line for `--help` and error messages. */
+  readonly description: string;
+  /** Whether it reads the sampler's per-token log-prob rows (`input.logprobs`). */
+  readonly logprobs: boolean;
+  /** Builds the reward; the factory checks the options. */
+  build(options: Record<string, unknown>, ctx: RewardBuildContext): Promise<Reward<Row>>;
+}
+
+/** Tokens of a completion: its token ids when the trainer attached them, else its words. */
+function tokenCount(text: string, input: RewardInput<Row>): number {
+  const ids = (input as TrainRewardInput).completionIds;
+  return ids !== undefined ? ids.length : text.trim() === "" ? 0 : text.trim().split(/\s+/).length;
+}
+
+function taskVerifier(ctx: RewardBuildContext, owner: string) {
+  const task = ctx.task;
+  if (task === null) {
+    throw new TypeError(`${owner}: needs a task whose verifier it uses (task.name or task.data)`);
+  }
+  return async (input: RewardInput<Row>) => {
+    const { completionReward } = await import("../demo/format.ts");
+    return completionReward(task, input.row as TaskRow, input.completion) === 1;
+  };
+}
+
+const TYPES: Record<string, BuiltinRewardType> = {
+  task: {
+    description: "the task's own verifier, 1 or 0 (what training uses without a rewards list)",
+    logprobs: false,
+    async build(options, ctx) {
+      const { defineReward } = await rewards();
+      if (Object.keys(options).length > 0) {
+        throw new TypeError(`task: takes no options, got ${Object.keys(options).join(", ")}`);
+      }
+      const verify = taskVerifier(ctx, "task");
+      return defineReward<Row>("task", async (input) => (await verify(input)) ? 1 : 0);
+    },
+  },
+  math: {
+    description: "verifyMath of the final answer against row.answer (goldField), null without one",
+    logprobs: false,
+    build: async (o) => (await rewards()).mathReward(o) as Reward<Row>,
+  },
+  code: {
+    description: "the completion's last code block run against row.tests in the sandbox",
+    logprobs: false,
+    build: async (o) => (await rewards()).codeReward<Row>(o),
+  },
+  format: {
+    description: "1 when the completion is <think>…</think><answer>…</answer> (mode), else 0",
+    logprobs: false,
+    build: async (o) => (await rewards()).formatReward<Row>(o),
+  },
+  length: {
+    description:
+      "length shaping: kind kimi (needs correctness), l1 (target length) or dapo (overlong)",
+    logprobs: false,
+    async build(options, ctx) {
+      const r = await rewards();
+      const { kind, ...rest } = options;
+      const o = { countTokens: tokenCount, ...rest };
+      if (kind === "dapo") return r.dapoOverlongReward<Row>(o as never);
+      if (kind === "l1") return r.l1LengthReward<Row>(o as never);
+      if (kind === "kimi") {
+        const correct = rest.correct ?? taskVerifier(ctx, "length (kimi)");
+        return r.kimiLengthReward<Row>({ ...o, correct } as never);
+      }
+      throw new TypeError(
+        `length: options.kind must be "kimi", "l1" or "dapo", got ${JSON.stringify(kind)}`,
+      );
+    },
+  },
+  repetition: {
+    description: "minus the fraction of repeated n-grams (a penalty in [-maxPenalty, 0])",
+    logprobs: false,
+    build: async (o) => (await rewards()).repetitionPenalty<Row>(o),
+  },
+  rubric: {
+    description: "the share of the row's rubric criteria (row.rubric) the completion meets",
+    logprobs: false,
+    build: async (o) => (await rewards()).rowRubricReward<Row>(o),
+  },
+  judge: {
+    description:
+      "an OpenAI-compatible chat endpoint grades the completion (baseUrl, model, promptTemplate)",
+    logprobs: false,
+    build: async (o) => (await rewards()).judgeReward<Row>(o as never) as Reward<Row>,
+  },
+  majority_vote: {
+    description:
+      "TTRL: 1 when the answer is its group's most frequent answer (no gold answer needed)",
+    logprobs: false,
+    async build(options) {
+      const r = await rewards();
+      // As the task verifier reads answers: the <answer>/\boxed{} text, else the whole trimmed
+      // completion (the tiny policy answers bare), so bare answers vote too.
+      const extract = (c: string) => r.extractFinalAnswer(c) ?? (c.trim() === "" ? null : c.trim());
+      return r.majorityVoteReward<Row>({ extract, ...options });
+    },
+  },
+  self_certainty: {
+    description: "Intuitor: the self-certainty of the sampler's per-token distributions",
+    logprobs: true,
+    build: async (o) => (await rewards()).selfCertaintyReward<Row>(o),
+  },
+  entropy: {
+    description: "RENT: minus the mean token entropy of the sampler's distributions",
+    logprobs: true,
+    build: async (o) => (await rewards()).negativeEntropyReward<Row>(o),
+  },
+};
+
+/**
+ * The built-in reward type names, sorted.
+ *
+ * @example Usage
+ * ```ts
+ * import { builtinRewardNames } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * assert.ok(builtinRewardNames().includes("majority_vote"));
+ * ```
+ */
+export function builtinRewardNames(): string[] {
+  return Object.keys(TYPES).sort();
+}
+
+/**
+ * The built-in reward type `name`, or undefined.
+ *
+ * @example Usage
+ * ```ts
+ * import { builtinRewardType } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * assert.equal(builtinRewardType("entropy")?.logprobs, true);
+ * assert.equal(builtinRewardType("nope"), undefined);
+ * ```
+ */
+export function builtinRewardType(name: string): BuiltinRewardType | undefined {
+  return Object.hasOwn(TYPES, name) ? TYPES[name] : undefined;
+}
+
+/**
+ * `./file.ts#name` → the file and the export (`default` when no `#`).
+ *
+ * @example Usage
+ * ```ts
+ * import { parseRewardPath } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(parseRewardPath("./r.ts#short"), { file: "./r.ts", exportName: "short" });
+ * assert.deepEqual(parseRewardPath("./r.ts"), { file: "./r.ts", exportName: "default" });
+ * ```
+ */
+export function parseRewardPath(path: string): { file: string; exportName: string } {
+  const at = path.lastIndexOf("#");
+  if (at < 0) return { file: path, exportName: "default" };
+  return { file: path.slice(0, at), exportName: path.slice(at + 1) || "default" };
+}
+
+/**
+ * The metric name of a reward spec: its `name`, else the type, the export (the file's stem for
+ * a default export) or the inline name.
+ *
+ * @example Usage
+ * ```ts
+ * import { rewardName } from "@rlvr/train";
+ * import assert from "node:assert/strict";
+ * assert.equal(rewardName({ path: "./rewards/short.ts", weight: 1, options: {} }), "short");
+ * assert.equal(rewardName({ type: "math", name: "gold", weight: 1, options: {} }), "gold");
+ * ```
+ */
+export function rewardName(spec: RewardSpec): string {
+  if (spec.name != null) return spec.name;
+  if (spec.type != null) return spec.type;
+  if (spec.inline != null) return spec.inline;
+  const { file, exportName } = parseRewardPath(spec.path!);
+  if (exportName !== "default") return exportName;
+  return file.replace(/^.*[\\/]/, "").replace(/\.[^.]*$/, "").replace(/[^A-Za-z0-9_]/g, "_");
+}
