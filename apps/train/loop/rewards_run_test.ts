@@ -226,3 +226,23 @@ Deno.test("rewards: DAPO's overlong penalty is added to the rewards' total", asy
     model.dispose();
   }
 });
+
+Deno.test("rewards: a module reward is built and scored in the rollout worker (one-step-off)", async () => {
+  const out = await Deno.makeTempDir();
+  try {
+    const loaded = await loadConfig({
+      out,
+      steps: "3",
+      set: [...SMALL, "rollout.mode=one_step_off", `rewards=[{path: "${EXAMPLE}"}]`],
+    });
+    const r = await runTraining(loaded, quiet);
+    const metrics = await records(r.dir, "metrics.jsonl");
+    assert.deepEqual(metrics.map((m) => m["reward/close_enough/errors"]), [0, 0, 0]);
+    for (const m of metrics) {
+      assert.equal(m["reward/mean"], m["reward/close_enough/mean"]);
+      assert.ok("rollout/policy_version" in m, "sampled by a rollout worker");
+    }
+  } finally {
+    await Deno.remove(out, { recursive: true });
+  }
+});
