@@ -327,23 +327,9 @@ export async function collectRollout<R extends TaskRow>(
     // ReMax: one greedy completion per prompt, scored like the samples (argmax draws no random
     // numbers, so the sequence ids do not matter).
     const baselines = opts.greedyBaseline
-      ? (await generate(model, ids, {
-        maxNewTokens: opts.maxNewTokens,
-        sampler: { ...opts.sampling, temperature: 0, seed: opts.seed },
-        step: opts.step,
-        sequenceIds: rows.map((_, p) => round * prompts + p),
-        tokenizer,
-        ...(opts.eosTokenIds !== undefined ? { eosTokenIds: opts.eosTokenIds } : {}),
-      })).sequences.map((seq, p) => {
-        tokens += seq.tokens.length;
-        return rolloutReward(task, rows[p]!, seq.text ?? "", seq.tokens.length, {
-          formatWeight,
-          thinkInPrompt: texts[p]!.trimEnd().endsWith("<think>"),
-          maxNewTokens: opts.maxNewTokens,
-          overlong: opts.overlong,
-        }).reward;
-      })
+      ? await greedyBaselines(model, tokenizer, task, rows, texts, ids, round * prompts, opts)
       : null;
+    if (baselines !== null) tokens += baselines.tokens;
     for (let p = 0; p < rows.length; p++) {
       const row = rows[p]!;
       const thinkInPrompt = texts[p]!.trimEnd().endsWith("<think>");
@@ -381,7 +367,7 @@ export async function collectRollout<R extends TaskRow>(
           reward,
           correct,
           format: formatOk,
-          ...(baselines !== null ? { baselineReward: baselines[p]! } : {}),
+          ...(baselines !== null ? { baselineReward: baselines.rewards[p]! } : {}),
           ...(seq.versions !== undefined ? { tokenVersions: seq.versions } : {}),
           ...(parts !== undefined ? { rewardParts: parts } : {}),
         });
@@ -404,6 +390,55 @@ export async function collectRollout<R extends TaskRow>(
     seconds: (performance.now() - started) / 1000,
     ...(opts.rewards !== undefined ? { rewardStats: stats } : {}),
   };
+}
+
+/**
+ * ReMax's baselines: one greedy completion per prompt (argmax draws no random numbers, so the
+ * sequence ids do not matter), scored as the samples are (the run's rewards when given, a reward
+ * they cannot score counting 0), and the tokens generated.
+ */
+async function greedyBaselines<R extends TaskRow>(
+  model: CausalLM,
+  tokenizer: Tokenizer,
+  task: Task<R>,
+  rows: readonly R[],
+  texts: readonly string[],
+  ids: readonly number[][],
+  firstSequence: number,
+  opts: RolloutOptions,
+): Promise<{ rewards: number[]; tokens: number }> {
+  const { sequences } = await generate(model, ids, {
+    maxNewTokens: opts.maxNewTokens,
+    sampler: { ...opts.sampling, temperature: 0, seed: opts.seed },
+    step: opts.step,
+    sequenceIds: rows.map((_, p) => firstSequence + p),
+    tokenizer,
+    ...(opts.eosTokenIds !== undefined ? { eosTokenIds: opts.eosTokenIds } : {}),
+  });
+  const tokens = sequences.reduce((n, seq) => n + seq.tokens.length, 0);
+  if (opts.rewards !== undefined) {
+    const scored = await opts.rewards.score(sequences.map((seq, p) => ({
+      prompt: texts[p]!,
+      completion: seq.text ?? "",
+      row: rows[p] as unknown as Record<string, unknown>,
+      completionIds: seq.tokens,
+    })));
+    return {
+      rewards: scored.totals.map((t, p) =>
+        (t ?? 0) + overlongTerm(sequences[p]!.tokens.length, opts)
+      ),
+      tokens,
+    };
+  }
+  const rewards = sequences.map((seq, p) =>
+    rolloutReward(task, rows[p]!, seq.text ?? "", seq.tokens.length, {
+      formatWeight: opts.formatWeight ?? 0,
+      thinkInPrompt: texts[p]!.trimEnd().endsWith("<think>"),
+      maxNewTokens: opts.maxNewTokens,
+      overlong: opts.overlong,
+    }).reward
+  );
+  return { rewards, tokens };
 }
 
 /** DAPO's overlong penalty of a completion of `length` tokens, scaled (0 when off). */
