@@ -268,6 +268,15 @@ export {
   type PretrainAgentOptions,
   type PretrainAgentResult,
 } from "./demo/pretrain_agent.ts";
+export {
+  OPS_DATA_PATH,
+  opsProblems,
+  type OpsRow,
+  pretrainCode,
+  type PretrainCodeOptions,
+  type PretrainCodeResult,
+  writeOpsData,
+} from "./demo/pretrain_code.ts";
 export { HELD_OUT_SEED, heldOutProblems, TrainStream } from "./loop/problems.ts";
 export {
   BAD_ROWS_SHOWN,
@@ -287,6 +296,7 @@ export {
   stopTokenIds,
   TINY_AGENT_CHECKPOINT_DIR,
   TINY_CHECKPOINT_DIR,
+  TINY_CODE_CHECKPOINT_DIR,
 } from "./loop/policy.ts";
 export {
   encodeRendered,

@@ -272,8 +272,28 @@ function partialProblems(config: Config): ConfigProblem[] {
 /** The rules of the `rewards` section (see loop/reward_set.ts). */
 function rewardProblems(config: Config): ConfigProblem[] {
   const list = config.rewards;
-  if (list == null) return [];
+  const noAnswers = config.task.data?.answerField === null;
+  if (list == null) {
+    return noAnswers
+      ? [{
+        path: "task.data.answerField",
+        message:
+          "null (rows without reference answers), but no rewards section scores them; add rewards (e.g. [{type: code}] for rows with tests) or name the answer field",
+      }]
+      : [];
+  }
   const out: ConfigProblem[] = [];
+  if (noAnswers) {
+    list.forEach((spec, i) => {
+      if (spec.type === "task" || (spec.type === "math" && spec.options?.goldField == null)) {
+        out.push({
+          path: `rewards[${i}].type`,
+          message:
+            `${spec.type} compares with the row's reference answer, but task.data.answerField is null; name the answer field or use another reward`,
+        });
+      }
+    });
+  }
   const conflicts: [boolean, string, string][] = [
     [
       config.task.env != null,

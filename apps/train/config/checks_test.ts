@@ -158,3 +158,33 @@ Deno.test("registryProblems: policy-loss options (first-class fields, unknown na
   }));
   assert.deepEqual(paths(value), ["algorithm.lossOptions.tauPos"]);
 });
+
+Deno.test("crossFieldProblems: a dataset without answers needs rewards that do not read answers", () => {
+  const data = {
+    path: "code.jsonl",
+    format: "jsonl" as const,
+    promptField: "prompt",
+    answerField: null,
+    testFraction: 0.1,
+  };
+  const bare = crossFieldProblems(config((c) => {
+    delete c.task.name;
+    delete c.task.options;
+    c.task.data = data;
+  }));
+  assert.deepEqual(paths(bare), ["task.data.answerField"]);
+  assert.match(bare[0]!.message, /add rewards \(e\.g\. \[\{type: code\}\]/);
+  const withTask = crossFieldProblems(config((c) => {
+    delete c.task.name;
+    delete c.task.options;
+    c.task.data = data;
+    c.rewards = [
+      { type: "code", weight: 1, options: {} },
+      { type: "task", weight: 1, options: {} },
+      { type: "math", weight: 1, options: {} },
+      { type: "math", weight: 1, options: { goldField: "expected" } },
+    ];
+  }));
+  assert.deepEqual(paths(withTask), ["rewards[1].type", "rewards[2].type"]);
+  assert.match(withTask[0]!.message, /task\.data\.answerField is null/);
+});

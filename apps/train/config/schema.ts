@@ -50,6 +50,7 @@ export const LORA_TARGETS: readonly string[] = Object.freeze([
 export const BUILTIN_MODELS: readonly string[] = Object.freeze([
   "builtin:tiny",
   "builtin:tiny-agent",
+  "builtin:tiny-code",
 ]);
 
 function registryKey(kind: string, names: () => readonly string[]): z.ZodString {
@@ -93,7 +94,8 @@ const data = z.strictObject({
   path: z.string().min(1),
   format: z.enum(["jsonl", "parquet"]),
   promptField: z.string().min(1).default("prompt"),
-  answerField: z.string().min(1).default("answer"),
+  // null: rows carry no reference answer (a `rewards:` section scores them, e.g. code tests)
+  answerField: z.string().min(1).nullable().default("answer"),
   template: z.string().min(1).nullable().optional(),
   testFraction: z.number().gt(0).lt(1).default(0.1),
 });

@@ -41,7 +41,7 @@ export interface DataSection {
    * Field holding the reference answer (default `answer`); a GSM8K solution `... #### 42` is
    * reduced to `42`, a MATH solution to its last `\boxed{}`.
    */
-  answerField: string;
+  answerField: string | null;
   /** A `{{field}}` prompt template; absent or null = the prompt field as it is. */
   template?: string | null | undefined;
   /** Fraction of rows held out for evaluation by a stable hash of the prompt (in (0, 1); default 0.1). */

@@ -186,7 +186,7 @@ function openStream(section: DataSection): ExampleStream {
     ? templateFields(section.template)[0] ?? section.promptField
     : section.promptField;
   const options = {
-    fields: { prompt, answer: section.answerField },
+    fields: section.answerField === null ? { prompt } : { prompt, answer: section.answerField },
     onBadRow: "skip" as const,
   };
   return section.format === "parquet"
@@ -246,16 +246,20 @@ export async function dataTask(
       try {
         prompt = promptOf(ex, section);
         if (prompt.text.trim() === "") throw new TypeError("the prompt is empty");
-        references = referenceAnswers(ex.answer);
+        references = section.answerField === null ? [] : referenceAnswers(ex.answer);
       } catch (e) {
         skipped.push({ row: ex.index, where: ex.source, reason: (e as Error).message });
         continue;
       }
+      // The file's other fields ride along for rewards (a code row's `tests`); `expression` would
+      // replace the prompt in the compact format, so it does not.
+      const { expression: _, ...fields } = ex.row;
       const row: DataRow = {
+        ...fields,
         id: `${file}#${ex.index}`,
         task: name,
         prompt: prompt.text,
-        answer: references[0]!,
+        answer: references[0] ?? "",
         difficulty: 0,
         uid: section.template != null ? promptUid(prompt.text) : ex.uid,
         references,
@@ -341,7 +345,7 @@ export async function dataTask(
     typeof answer === "string" &&
     r.references.some((ref) => verifyMath(answer, ref, { extractGold: false }).correct);
   const reward: Reward = defineReward(name, ({ completion, row: r }) => {
-    if (r.task !== name) return null;
+    if (r.task !== name || (r as unknown as DataRow).references.length === 0) return null;
     const answer = extractFinalAnswer(completion) ?? completion.trim();
     return answer !== "" && verify(r as unknown as DataRow, answer) ? 1 : 0;
   });
@@ -362,7 +366,7 @@ export async function dataTask(
     reward,
     extract(r: DataRow, completion: string): string | null {
       const bare = extractFinalAnswer(completion) ?? completion.trim();
-      if (bare === "") return null;
+      if (bare === "" || r.references.length === 0) return null;
       return verifyMath(bare, r.references[0]!, { extractGold: false }).extracted;
     },
   });

@@ -207,3 +207,50 @@ Deno.test("referenceAnswers: GSM8K, MATH, numbers and lists; an empty answer is 
   assert.throws(() => referenceAnswers(null), /null/);
   assert.throws(() => referenceAnswers({ a: 1 }), /object/);
 });
+
+Deno.test("dataTask: the file's other fields ride on the row; answerField null reads rows without answers", async () => {
+  await withTempDir(async (dir) => {
+    const rows = Array.from({ length: 20 }, (_, i) => ({
+      prompt: `f(1)=${i + 1}`,
+      tests: [`assert f(2)==${i + 2}`],
+      meta: { level: i % 3 },
+      expression: "not the prompt",
+      id: "the file's id loses to ours",
+    }));
+    const path = await writeJsonl(`${dir}/code.jsonl`, rows);
+    const task = await dataTask(
+      { path, format: "jsonl", promptField: "prompt", answerField: null, testFraction: 0.25 },
+      quiet,
+    );
+    const all = [...task.train, ...task.test];
+    assert.equal(all.length, 20);
+    for (const r of all) {
+      const src = rows[r.index]!;
+      assert.deepEqual(r.tests, src.tests);
+      assert.deepEqual(r.meta, src.meta);
+      assert.equal(r.prompt, src.prompt);
+      assert.equal(r.expression, undefined);
+      assert.equal(r.id, `code.jsonl#${r.index}`);
+      assert.equal(r.answer, "");
+      assert.deepEqual(r.references, []);
+      // No reference: the task's own reward does not apply and nothing is extracted.
+      const ctx = { signal: new AbortController().signal };
+      assert.equal(
+        await task.reward.score!({ prompt: r.prompt, completion: "3", row: r }, ctx),
+        null,
+      );
+      assert.equal(task.extract(r, "3"), null);
+    }
+    // The same file with the default answerField: every row lacks `answer` and is skipped.
+    await assert.rejects(
+      dataTask({
+        path,
+        format: "jsonl",
+        promptField: "prompt",
+        answerField: "answer",
+        testFraction: 0.25,
+      }, quiet),
+      /no usable rows/,
+    );
+  });
+});

@@ -13,7 +13,7 @@ import { type CausalLM, generate, type SamplingParams, type Tokenizer } from "@r
 import type { Task, TaskRow } from "@rlvr/rewards";
 import { passAtK } from "@rlvr/sampling";
 import { completionReward } from "../demo/format.ts";
-import { promptIds } from "./prompt.ts";
+import { promptIds, renderPrompt } from "./prompt.ts";
 
 // Prompt encoding lives in prompt.ts (one format per kind of tokenizer); re-exported here, where
 // it was first defined.
@@ -47,6 +47,16 @@ export interface EvaluateOptions {
    * collects its samples and maj@k answers this way.
    */
   onSample?: (sample: EvalSample) => void;
+  /**
+   * Decides which completions solve their rows, 1 or 0 each, for tasks whose rows have no
+   * reference answer (a dataset scored by `rewards:`, e.g. code tests); default: the task's
+   * verifier (`completionReward`).
+   */
+  solved?: (
+    rows: readonly TaskRow[],
+    prompts: readonly string[],
+    completions: readonly string[],
+  ) => Promise<readonly number[]>;
 }
 
 /** One sampled completion of {@link evaluate}, as given to {@link EvaluateOptions.onSample}. */
@@ -168,10 +178,18 @@ export async function evaluate<R extends TaskRow>(
       tokenizer,
       ...(opts.eosTokenIds !== undefined ? { eosTokenIds: opts.eosTokenIds } : {}),
     });
+    const texts = sequences.map((seq) => seq.text ?? "");
+    const verdicts = opts.solved !== undefined
+      ? await opts.solved(
+        part.map((j) => rows[j.row]!),
+        part.map((j) => renderPrompt(tokenizer, rows[j.row]!)),
+        texts,
+      )
+      : texts.map((text, j) => completionReward(task, rows[part[j]!.row]!, text));
     sequences.forEach((seq, j) => {
       const job = part[j]!;
       tokens += seq.tokens.length;
-      const reward = completionReward(task, rows[job.row]!, seq.text ?? "");
+      const reward = verdicts[j]!;
       correct[job.row]! += reward;
       opts.onSample?.({
         problem: job.row,

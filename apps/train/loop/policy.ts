@@ -44,6 +44,15 @@ export const TINY_AGENT_CHECKPOINT_DIR: string = assetLocation(
 );
 
 /**
+ * The folder of the shipped code-writing tiny checkpoint (`builtin:tiny-code`, written by
+ * `deno task pretrain:code`): a path, or a URL ending in `/` when this module was imported by
+ * URL.
+ */
+export const TINY_CODE_CHECKPOINT_DIR: string = assetLocation(
+  new URL("../checkpoints/tiny-code/", import.meta.url),
+);
+
+/**
  * The files {@link loadPolicy} fetches from a checkpoint folder given by URL (a URL has no
  * listing), `true` for those that must exist. A sharded checkpoint (no `model.safetensors`)
  * brings `model.safetensors.index.json` and the shards it names instead.
@@ -116,7 +125,8 @@ export function stopTokenIds(
 
 /**
  * The folder of `model.checkpoint`: {@link TINY_CHECKPOINT_DIR} for `builtin:tiny`,
- * {@link TINY_AGENT_CHECKPOINT_DIR} for `builtin:tiny-agent`, else the path itself.
+ * {@link TINY_AGENT_CHECKPOINT_DIR} for `builtin:tiny-agent`, {@link TINY_CODE_CHECKPOINT_DIR}
+ * for `builtin:tiny-code`, else the path itself.
  *
  * @example Usage
  * ```ts
@@ -129,6 +139,7 @@ export function stopTokenIds(
 export function checkpointDir(checkpoint: string): string {
   if (checkpoint === "builtin:tiny") return TINY_CHECKPOINT_DIR;
   if (checkpoint === "builtin:tiny-agent") return TINY_AGENT_CHECKPOINT_DIR;
+  if (checkpoint === "builtin:tiny-code") return TINY_CODE_CHECKPOINT_DIR;
   return checkpoint;
 }
 

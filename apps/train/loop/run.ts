@@ -88,7 +88,7 @@ import {
 import { PromptSource, usesStrategies } from "./prompt_source.ts";
 import { stepRecord } from "./step_record.ts";
 import { type JobTask, jobTask } from "./job_runner.ts";
-import type { RewardLike } from "./reward_set.ts";
+import type { RewardLike, RewardSet } from "./reward_set.ts";
 import { trainStep } from "./trainer.ts";
 
 /** Options of {@link runTraining}. */
@@ -291,6 +291,27 @@ function evalRecord(step: number, r: EvalResult) {
   };
 }
 
+/**
+ * For rows without a reference answer: a sample solves its row when the `rewards:` total is at
+ * least {@link SOLVED_REWARD} (a 0/1 verifier's pass, e.g. code tests all passing); a sample no
+ * reward scored does not.
+ */
+function solvedByRewards(rewards: RewardSet) {
+  return async (
+    rows: readonly TaskRow[],
+    prompts: readonly string[],
+    completions: readonly string[],
+  ): Promise<number[]> => {
+    const { totals } = await rewards.score(
+      rows.map((row, i) => ({ row, prompt: prompts[i]!, completion: completions[i]! })),
+    );
+    return totals.map((t) => (t !== null && t >= SOLVED_REWARD ? 1 : 0));
+  };
+}
+
+/** The `rewards:` total at which a held-out sample of a dataset without answers counts as solved. */
+const SOLVED_REWARD = 1;
+
 /** Held-out evaluation of the policy as it is (episode success with an environment). */
 function heldOutEvaluator(
   config: Config,
@@ -298,10 +319,14 @@ function heldOutEvaluator(
   task: Task<TaskRow>,
   env: Environment | null,
   held: TaskRow[],
+  rewards: RewardSet | null,
 ): () => Promise<EvalResult> {
   const t = config.trainer;
   const { model, tokenizer } = learner;
   const options = {
+    ...(config.task.data?.answerField === null && rewards !== null
+      ? { solved: solvedByRewards(rewards) }
+      : {}),
     samples: t.evalSamples,
     k: t.evalK,
     seed: t.seed,
@@ -506,7 +531,7 @@ async function trainOnDevice(
       source,
       kl,
       callbacks: { ...(options.onStep !== undefined ? { onStep: options.onStep } : {}) },
-      evaluate: heldOutEvaluator(config, learner, task, env, held),
+      evaluate: heldOutEvaluator(config, learner, task, env, held, job.rewards),
       log,
     };
     if (start === 0) {

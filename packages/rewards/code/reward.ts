@@ -23,10 +23,22 @@ import { runTests, type TestReport } from "./run.ts";
 /** How the case results become a score. */
 export type CodeRewardMode = "all_pass" | "pass_rate";
 
+/**
+ * Where the program comes from: `block`, the completion's last fenced code block; `completion`,
+ * the whole completion; `prompt+completion`, the prompt followed by the completion (HumanEval's
+ * layout, where the prompt holds the signature and the completion the body).
+ */
+export type CodeSource = "block" | "completion" | "prompt+completion";
+
 /** Options of {@link codeReward}. */
 export interface CodeRewardOptions<R extends Row = Row> extends Partial<SandboxLimits> {
   /** `all_pass`: 1 when every case passes, else 0 (default); `pass_rate`: passed / total. */
   mode?: CodeRewardMode;
+  /**
+   * Where the program comes from (default `block`); with `completion` and `prompt+completion`
+   * the language must come from `language` or `languageField`.
+   */
+  source?: CodeSource;
   /** Row field holding the tests, in any shape `parseTests` reads (default `"tests"`). */
   testsField?: string;
   /** Row field naming the language (`"python"`, `"js"` ...); wins over the block's fence tag. */
@@ -77,6 +89,19 @@ export function codeReward<R extends Row = Row>(options: CodeRewardOptions<R> = 
   if (fixed === null) {
     throw new TypeError(`codeReward: cannot run language "${options.language}"`);
   }
+  const source = options.source ?? "block";
+  if (source !== "block" && source !== "completion" && source !== "prompt+completion") {
+    throw new TypeError(
+      `codeReward: source must be "block", "completion" or "prompt+completion", got ${
+        String(source)
+      }`,
+    );
+  }
+  if (source !== "block" && fixed === undefined && options.languageField === undefined) {
+    throw new TypeError(
+      `codeReward: source "${source}" has no fence tag to name the language; set language (e.g. "python") or languageField`,
+    );
+  }
   const callTimeoutMs = options.callTimeoutMs ?? Infinity;
   if (!(callTimeoutMs > 0)) {
     throw new RangeError(`codeReward: callTimeoutMs must be > 0, got ${callTimeoutMs}`);
@@ -93,9 +118,12 @@ export function codeReward<R extends Row = Row>(options: CodeRewardOptions<R> = 
         if (language === null) return null; // a language the sandbox cannot run
       }
     }
-    const block = extractCodeBlock(input.completion, language ?? undefined);
+    const block = source === "block" ? extractCodeBlock(input.completion, language ?? undefined) : {
+      code: source === "completion" ? input.completion : input.prompt + input.completion,
+      language: null,
+    };
     const runAs = language ?? block?.language ?? null;
-    if (block === null || runAs === null) {
+    if (block === null || runAs === null || block.code.trim() === "") {
       options.onReport?.(null, input);
       return 0;
     }

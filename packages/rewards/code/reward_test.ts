@@ -97,3 +97,22 @@ Deno.test("codeReward: an aborted call kills its cases", async () => {
   assert.equal(await pending, 0); // skipped cases do not pass
   assert.ok(performance.now() - t0 < 2000, "the abort did not stop the run");
 });
+
+Deno.test("codeReward source: the whole completion, or prompt + completion (HumanEval's layout)", async () => {
+  const tests = ["assert f(4) == 11", "assert f(10) == 23"];
+  const whole = codeReward({ source: "completion", language: "python", mode: "pass_rate" });
+  const ok = { prompt: "ignored", completion: "f = lambda x: 2*x + 3", row: { tests } };
+  assert.equal(await whole.score!(ok, ctx), 1);
+  assert.equal(await whole.score!({ ...ok, completion: "f = lambda x: x + 7" }, ctx), 0.5);
+  const humaneval = codeReward({ source: "prompt+completion", language: "python" });
+  const prompt = "# f(1)=5 f(2)=7 f(3)=9\nf=lambda x:";
+  assert.equal(await humaneval.score!({ prompt, completion: "2*x+3", row: { tests } }, ctx), 1);
+  assert.equal(await humaneval.score!({ prompt, completion: "3*x+2", row: { tests } }, ctx), 0);
+  // A syntax error is a failing program, not an error of the reward.
+  assert.equal(await humaneval.score!({ prompt, completion: "2*x+", row: { tests } }, ctx), 0);
+  // An empty program scores 0 without running.
+  assert.equal(await whole.score!({ ...ok, completion: "  " }, ctx), 0);
+  assert.throws(() => codeReward({ source: "completion" }), /set language/);
+  // deno-lint-ignore no-explicit-any
+  assert.throws(() => codeReward({ source: "fenced" as any }), /source must be/);
+});
