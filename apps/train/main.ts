@@ -59,9 +59,10 @@ export async function main(args: string[]): Promise<number> {
   for (const line of loaded.notices) console.error(line);
   const origin = resume !== null ? `resuming ${resume}` : `recipe ${recipe}`;
   console.log(`# resolved config (${origin})\n${configToYaml(config)}`);
-  const { runTraining } = await import("./loop/run.ts");
+  // The CLI is train() with a config resolved from flags (the same path as the typed API).
+  const { train } = await import("./train.ts");
   try {
-    const result = await runTraining(loaded);
+    const result = await train({ resolved: loaded, handleSignals: true });
     return result.interrupted ? 130 : 0;
   } catch (e) {
     // A problem found once the run starts (a dataset without usable rows, a checkpoint that does

@@ -110,6 +110,11 @@ export interface TrainOptions {
   report?: boolean;
   /** Handle Ctrl-C (default false here: the caller owns its process). */
   handleSignals?: boolean;
+  /**
+   * A config already resolved by `loadConfig` (what the CLI passes: its flags are `loadConfig`'s
+   * options); `model`, `data`, `recipe`, `config`, `set`, `out` and `resume` must then be absent.
+   */
+  resolved?: LoadedConfig;
   /** Metrics sinks that receive every record (`@rlvr/infra`'s `MetricsSink`); the caller closes them. */
   sinks?: RunOptions["sinks"];
 }
@@ -215,7 +220,18 @@ async function writeRows(
 export async function train(options: TrainOptions = {}): Promise<TrainResult> {
   const { specs, inline } = rewardSpecs(options.rewards ?? []);
   let loaded: LoadedConfig;
-  if (options.resume !== undefined) {
+  if (options.resolved !== undefined) {
+    const also = (["model", "data", "recipe", "config", "set", "out", "resume"] as const)
+      .filter((k) => options[k] !== undefined);
+    if (also.length > 0) {
+      throw new TypeError(
+        `train: resolved is a whole config; ${
+          also.join(", ")
+        } would be ignored with it, so pass them to loadConfig instead`,
+      );
+    }
+    loaded = options.resolved;
+  } else if (options.resume !== undefined) {
     loaded = await loadConfig({
       resume: options.resume,
       ...(options.set ? { set: options.set } : {}),
