@@ -246,3 +246,19 @@ Deno.test("rewards: a module reward is built and scored in the rollout worker (o
     await Deno.remove(out, { recursive: true });
   }
 });
+
+Deno.test("train({ resolved }): runs a config loadConfig resolved (the CLI's path); other config options are refused with it", async () => {
+  const out = await Deno.makeTempDir();
+  try {
+    const loaded = await loadConfig({ out, steps: "1", set: SMALL });
+    await assert.rejects(
+      train({ resolved: loaded, recipe: "dapo", log: () => {} }),
+      /resolved is a whole config; recipe would be ignored/,
+    );
+    const r = await train({ resolved: loaded, log: () => {}, progress: () => {}, report: false });
+    assert.equal(r.step, 1);
+    assert.equal(r.config, loaded.config);
+  } finally {
+    await Deno.remove(out, { recursive: true });
+  }
+});
