@@ -465,7 +465,10 @@ export async function generate(
   }
   const backend = embed.backend;
 
-  const maxLen = Math.max(...prompts.map((p) => p.length));
+  // A loop, not `Math.max(...lengths)`: spreading one argument per prompt overflows the call
+  // stack past ~10^5 prompts (a server request of 1000 prompts × n = 128).
+  let maxLen = 0;
+  for (const p of prompts) maxLen = Math.max(maxLen, p.length);
   let rows: Row[] = prompts.map((p, index) => {
     const out: GeneratedSequence = {
       sequenceId: sequenceIds[index]!,

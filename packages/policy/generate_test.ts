@@ -443,6 +443,34 @@ Deno.test("generate: leaks no backend memory, also when it fails half-way", asyn
   model.dispose();
 });
 
+Deno.test("generate: a batch of 150k prompts (more arguments than the call stack holds) generates", async () => {
+  // 150k rows: a spread of one argument per row (`Math.max(...lengths)`) throws "Maximum call
+  // stack size exceeded" from about 1.2e5 on (V8's default stack holds ~1e6 bytes of arguments);
+  // a server request of 1000 prompts × n = 128 did. A model this small keeps it to ~2 s.
+  const model = CausalLM.random(
+    modelConfig({ vocabSize: 8, hiddenSize: 4, intermediateSize: 8, numLayers: 1, numHeads: 1 }),
+    { seed: 3, std: 0.5 },
+  );
+  const B = 150_000;
+  // Ragged, so the longest prompt matters (left padding) and EOS drops rows from the cache.
+  const prompts = Array.from({ length: B }, (_, i) => (i % 3 === 0 ? [1, 2, 3] : [4]));
+  const opts = { maxNewTokens: 2, sampler: { seed: 5, temperature: 1 }, eosTokenIds: [0] };
+  const { sequences, timing } = await generate(model, prompts, opts);
+  assert.equal(sequences.length, B);
+  assert.equal(timing.rowsPerStep[0], B);
+  assert.ok(sequences.every((s) => s.tokens.length >= 1 && s.tokens.length <= 2));
+  assert.ok(sequences.some((s) => s.finishReason === "eos"), "no row hit EOS");
+  assert.ok(timing.rowsPerStep[1]! < B, "finished rows left the cache");
+  // Keyed draws: the rows generated alone are the same rows.
+  const alone = await generate(model, [prompts[0]!, prompts[B - 1]!], {
+    ...opts,
+    sequenceIds: [0, B - 1],
+  });
+  assert.deepEqual(alone.sequences[0]!.tokens, sequences[0]!.tokens);
+  assert.deepEqual(alone.sequences[1]!.tokens, sequences[B - 1]!.tokens);
+  model.dispose();
+});
+
 Deno.test("generate: bad options name the field, the value and the fix", async () => {
   const model = randomModel(LLAMA_TIED, 8);
   const sampler = GREEDY;

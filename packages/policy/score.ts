@@ -332,7 +332,10 @@ export function scoreCompletions(
       `scoreCompletions: every completion in the batch is empty; there is nothing to score`,
     );
   }
-  const longest = Math.max(...batch.map((b) => b.promptIds.length + b.completionIds.length));
+  const longest = batch.reduce(
+    (m, b) => Math.max(m, b.promptIds.length + b.completionIds.length),
+    -Infinity,
+  );
   const chunkTokens = positiveInt(
     "chunkTokens",
     opts.chunkTokens ?? Math.max(1, Math.floor(2 ** 24 / V)),
@@ -344,7 +347,7 @@ export function scoreCompletions(
   const padId = opts.padTokenId ?? cfg.padTokenId ?? 0;
   checkIds("padTokenId", [padId], V, 1);
   const backend = headWeight(model).backend;
-  const Tc = Math.max(...lengths);
+  const Tc = lengths.reduce((m, n) => Math.max(m, n), -Infinity);
   const B = batch.length;
 
   return tidy(() => {
@@ -354,7 +357,10 @@ export function scoreCompletions(
       const rows = batch.slice(r0, r0 + rowsPerChunk);
       const nTok = rows.reduce((n, b) => n + b.completionIds.length, 0);
       if (nTok === 0) continue;
-      const L = Math.max(...rows.map((b) => b.promptIds.length + b.completionIds.length));
+      const L = rows.reduce(
+        (m, b) => Math.max(m, b.promptIds.length + b.completionIds.length),
+        -Infinity,
+      );
       const ids = rows.map((b) => {
         const row = [...b.promptIds, ...b.completionIds];
         while (row.length < L) row.push(padId);

@@ -90,8 +90,11 @@ export function completionValues(model: CausalLM, items: readonly RolloutItem[])
     throw new Error("trainStep: estimator gae needs a value head; set model.valueHead: true");
   }
   const B = items.length;
-  const L = Math.max(...items.map((it) => it.promptIds.length + it.completionIds.length));
-  const Tc = Math.max(...items.map((it) => it.completionIds.length));
+  const L = items.reduce(
+    (m, it) => Math.max(m, it.promptIds.length + it.completionIds.length),
+    -Infinity,
+  );
+  const Tc = items.reduce((m, it) => Math.max(m, it.completionIds.length), -Infinity);
   const pad = model.config.padTokenId ?? 0;
   const ids = items.map((it) => {
     const row = [...it.promptIds, ...it.completionIds];

@@ -59,7 +59,7 @@ export interface TrainBatch {
  */
 export function trainBatch(items: readonly RolloutItem[]): TrainBatch {
   const B = items.length;
-  const Tc = B === 0 ? 0 : Math.max(...items.map((it) => it.completionIds.length));
+  const Tc = B === 0 ? 0 : items.reduce((m, it) => Math.max(m, it.completionIds.length), 0);
   const masked = items.some((it) => it.lossMask !== undefined);
   const mask = new Float64Array(B * Tc);
   const sampled = new Float32Array(B * Tc);

@@ -10,8 +10,10 @@
  * Design decisions: the device is picked as `deno task train` and `deno task eval` pick it
  * (`--device auto`: WebGPU on a hardware adapter only, else the CPU) before the model loads, so
  * its tensors live there. The process runs until SIGINT / SIGTERM, then closes the server
- * (waiting for the requests in flight) and exits 0. A bad flag prints the problem and the usage
- * and exits 2.
+ * (waiting for the requests in flight) and exits 0. A bad flag (an empty `--served-model-name`
+ * included: no client could send it as `model`) prints the problem and the usage and exits 2.
+ * The `--max-*` flags set the server's {@link ServerLimits} (body size, prompts and choices per
+ * request, queue length); left out, each keeps its {@link SERVER_LIMITS} default.
  *
  * @module
  */
@@ -19,7 +21,7 @@
 import { parseArgs } from "node:util";
 import { parseDeviceChoice, setBackend } from "@rlvr/tensor";
 import { deviceLine, selectTrainDevice } from "../loop/device.ts";
-import { type PolicyServer, startServer } from "./server.ts";
+import { type PolicyServer, SERVER_LIMITS, type ServerLimits, startServer } from "./server.ts";
 
 /** Usage of `deno task serve`. */
 export const SERVE_USAGE = `Usage: deno task serve [--model <m>] [--port N] [--host H] [options]
@@ -30,6 +32,10 @@ export const SERVE_USAGE = `Usage: deno task serve [--model <m>] [--port N] [--h
   --host H                 interface to listen on (default 127.0.0.1; no authentication,
                            so expose it beyond loopback with care)
   --device auto|webgpu|cpu where the model runs (default auto: WebGPU on a hardware adapter only)
+  --max-body-bytes N       largest request body; a larger one is a 413 (default ${SERVER_LIMITS.maxBodyBytes})
+  --max-prompts N          most prompts per completions request; more is a 400 (default ${SERVER_LIMITS.maxPrompts})
+  --max-completions N      most choices (n x prompts) per request; more is a 400 (default ${SERVER_LIMITS.maxCompletions})
+  --max-queue N            most requests waiting or generating; one more is a 429 (default ${SERVER_LIMITS.maxQueue})
   -h, --help               print this message
 
 Endpoints (OpenAI-compatible, base URL http://host:port/v1):
@@ -50,7 +56,17 @@ export interface ServeArgs {
   host: string;
   /** `auto`, `webgpu` or `cpu`. */
   device: string;
+  /** Request-size and queue limits (`--max-body-bytes`, `--max-prompts`, ...). */
+  limits: ServerLimits;
 }
+
+/** The limit flags, by the {@link ServerLimits} field each sets. */
+const LIMIT_FLAGS = {
+  maxBodyBytes: "max-body-bytes",
+  maxPrompts: "max-prompts",
+  maxCompletions: "max-completions",
+  maxQueue: "max-queue",
+} as const satisfies Record<keyof ServerLimits, string>;
 
 /** A bad command line; the message names the flag, its value and the fix. */
 export class ServeUsageError extends Error {
@@ -74,7 +90,9 @@ export class ServeUsageError extends Error {
  * assert.equal(a.modelName, "runs/x/checkpoints/step-4");
  * assert.equal(a.port, 0);
  * assert.equal(a.host, "127.0.0.1");
+ * assert.equal(a.limits.maxBodyBytes, 1048576);
  * assert.throws(() => parseServeArgs(["--port", "http"]), /--port "http"/);
+ * assert.throws(() => parseServeArgs(["--served-model-name", ""]), /--served-model-name "" is empty/);
  * ```
  */
 export function parseServeArgs(args: readonly string[]): ServeArgs {
@@ -89,6 +107,10 @@ export function parseServeArgs(args: readonly string[]): ServeArgs {
         port: { type: "string", default: "8000" },
         host: { type: "string", default: "127.0.0.1" },
         device: { type: "string", default: "auto" },
+        "max-body-bytes": { type: "string" },
+        "max-prompts": { type: "string" },
+        "max-completions": { type: "string" },
+        "max-queue": { type: "string" },
       },
       strict: true,
       allowPositionals: false,
@@ -103,6 +125,27 @@ export function parseServeArgs(args: readonly string[]): ServeArgs {
     );
   }
   if (values.model === "") throw new ServeUsageError(`--model is empty; use e.g. builtin:tiny`);
+  const name = values["served-model-name"];
+  if (name !== undefined && name.trim() === "") {
+    throw new ServeUsageError(
+      `--served-model-name ${JSON.stringify(name)} is empty; clients send this id as model, so ` +
+        `give a non-empty one (e.g. --served-model-name policy) or leave the flag out to use ` +
+        `--model`,
+    );
+  }
+  const limits: ServerLimits = { ...SERVER_LIMITS };
+  for (const [key, flag] of Object.entries(LIMIT_FLAGS) as [keyof ServerLimits, string][]) {
+    const raw = values[flag as keyof typeof values] as string | undefined;
+    if (raw === undefined) continue;
+    const v = raw.trim();
+    if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)) || Number(v) < 1) {
+      throw new ServeUsageError(
+        `--${flag} ${JSON.stringify(raw)} is not a limit; use an integer >= 1 ` +
+          `(default ${SERVER_LIMITS[key]})`,
+      );
+    }
+    limits[key] = Number(v);
+  }
   try {
     parseDeviceChoice(values.device, "--device");
   } catch (e) {
@@ -111,10 +154,11 @@ export function parseServeArgs(args: readonly string[]): ServeArgs {
   return {
     help: values.help,
     model: values.model,
-    modelName: values["served-model-name"] ?? values.model,
+    modelName: name ?? values.model,
     port: Number(port),
     host: values.host,
     device: values.device,
+    limits,
   };
 }
 
@@ -155,6 +199,7 @@ export async function serveMain(
       modelName: a.modelName,
       port: a.port,
       host: a.host,
+      limits: a.limits,
     });
     log(`serving ${a.modelName} at ${server.url}/v1`);
     return server;

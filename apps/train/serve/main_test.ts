@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { parseServeArgs, SERVE_USAGE, serveMain, ServeUsageError } from "./main.ts";
+import { SERVER_LIMITS } from "./server.ts";
 
 Deno.test("serve main: flags, defaults and errors that name the flag", () => {
   const d = parseServeArgs([]);
@@ -11,7 +12,9 @@ Deno.test("serve main: flags, defaults and errors that name the flag", () => {
     port: 8000,
     host: "127.0.0.1",
     device: "auto",
+    limits: { maxBodyBytes: 1048576, maxPrompts: 1024, maxCompletions: 4096, maxQueue: 64 },
   });
+  assert.deepEqual(d.limits, SERVER_LIMITS);
   const a = parseServeArgs([
     "--model",
     "runs/r/checkpoints/step-3",
@@ -32,6 +35,52 @@ Deno.test("serve main: flags, defaults and errors that name the flag", () => {
   assert.throws(() => parseServeArgs(["--modle", "x"]), ServeUsageError);
   assert.throws(() => parseServeArgs(["--device", "tpu"]), /--device/);
   assert.throws(() => parseServeArgs(["extra"]), ServeUsageError);
+});
+
+Deno.test("serve main: an empty --served-model-name is refused with the fix", () => {
+  for (const name of ["", "  "]) {
+    assert.throws(
+      () => parseServeArgs(["--served-model-name", name]),
+      (e: unknown) => {
+        assert.ok(e instanceof ServeUsageError, `${e}`);
+        assert.equal(
+          e.message,
+          `--served-model-name ${JSON.stringify(name)} is empty; clients send this id as ` +
+            `model, so give a non-empty one (e.g. --served-model-name policy) or leave the flag ` +
+            `out to use --model`,
+        );
+        return true;
+      },
+    );
+  }
+  assert.equal(parseServeArgs(["--served-model-name", "p"]).modelName, "p");
+});
+
+Deno.test("serve main: the limit flags set the server's limits; a bad value names the flag", () => {
+  const a = parseServeArgs([
+    "--max-body-bytes",
+    "2000",
+    "--max-prompts",
+    "3",
+    "--max-completions",
+    "12",
+    "--max-queue",
+    "2",
+  ]);
+  assert.deepEqual(a.limits, {
+    maxBodyBytes: 2000,
+    maxPrompts: 3,
+    maxCompletions: 12,
+    maxQueue: 2,
+  });
+  assert.deepEqual(parseServeArgs(["--max-queue", "5"]).limits, { ...SERVER_LIMITS, maxQueue: 5 });
+  assert.throws(
+    () => parseServeArgs(["--max-queue", "0"]),
+    /^ServeUsageError: --max-queue "0" is not a limit; use an integer >= 1 \(default 64\)$/,
+  );
+  assert.throws(() => parseServeArgs(["--max-body-bytes", "1MB"]), /--max-body-bytes "1MB"/);
+  assert.throws(() => parseServeArgs(["--max-prompts=-1"]), /--max-prompts "-1"/);
+  assert.throws(() => parseServeArgs(["--max-completions", "1.5"]), /--max-completions "1.5"/);
 });
 
 Deno.test("serve main: --help prints the usage and starts nothing", async () => {

@@ -45,7 +45,19 @@
  * - **Defaults**: `max_tokens` 16 for completions (OpenAI's), the rest of the context window
  *   for chat; `temperature` 1, `top_p` 1; vLLM's `top_k` and `min_p` are accepted too. A
  *   prompt plus `max_tokens` longer than the model's context window (`max_position_embeddings`)
- *   is a 400. There is no authentication: the server binds to 127.0.0.1 by default.
+ *   is a 400. A `temperature` above 0 but below {@link GREEDY_BELOW_TEMPERATURE} (1e-5, vLLM's
+ *   `_SAMPLING_EPS`) is greedy, exactly as 0: dividing the logits by a denormal temperature
+ *   overflows to ±Infinity, and the log-probs would come back as NaN (`null` in the JSON). There
+ *   is no authentication: the server binds to 127.0.0.1 by default.
+ * - **Limits against hostile or careless input** ({@link ServerLimits}, each a `deno task serve`
+ *   flag): a request body over `maxBodyBytes` (1 MiB) is a 413, answered from its
+ *   `Content-Length` before anything is read, or as soon as a streamed (chunked) body passes the
+ *   limit, so a huge body is never buffered nor tokenized; more than `maxPrompts` prompts or
+ *   more than `maxCompletions` choices (`n` × prompts) in one request is a 400 naming the field,
+ *   the value and the limit, checked before any prompt is tokenized; at most {@link MAX_STOP}
+ *   stop strings (each is searched for at every step of every choice); and when `maxQueue`
+ *   generation requests are already waiting or running, a new one is refused at once with a 429
+ *   (`Retry-After: 1`; the `openai` client retries it) instead of piling up in memory.
  *
  * @module
  */
@@ -110,7 +122,88 @@ export interface ServerOptions {
   port?: number;
   /** Interface to listen on, default `127.0.0.1`. */
   host?: string;
+  /** Request-size and queue limits; each one left out takes its {@link SERVER_LIMITS} default. */
+  limits?: Partial<ServerLimits>;
 }
+
+/**
+ * The limits that keep one request (or a flood of them) from hanging or exhausting the server;
+ * see {@link SERVER_LIMITS} for the defaults and the module doc for how each is answered.
+ *
+ * @example Usage
+ * ```ts
+ * import type { ServerLimits } from "./server.ts";
+ * import assert from "node:assert/strict";
+ * const limits: ServerLimits = {
+ *   maxBodyBytes: 1 << 20, maxPrompts: 1024, maxCompletions: 4096, maxQueue: 64,
+ * };
+ * assert.equal(limits.maxBodyBytes, 1048576);
+ * ```
+ */
+export interface ServerLimits {
+  /** Largest request body in bytes; a larger one is a 413 (`--max-body-bytes`). */
+  maxBodyBytes: number;
+  /** Most prompts in one completions request; more is a 400 naming `prompt` (`--max-prompts`). */
+  maxPrompts: number;
+  /**
+   * Most choices one request may generate, `n` × prompts (each a row of the batch); more is a
+   * 400 naming `n` (`--max-completions`).
+   */
+  maxCompletions: number;
+  /**
+   * Most generation requests waiting or running at once (the one running included); one more
+   * is a 429 (`--max-queue`).
+   */
+  maxQueue: number;
+}
+
+/**
+ * The default {@link ServerLimits}: a 1 MiB body (about 250k tokens of text, far above any
+ * context window this server runs), 1024 prompts and 4096 choices per request (e.g. 256 prompts
+ * × `n` = 16), and 64 requests in the queue.
+ *
+ * @example Usage
+ * ```ts
+ * import { SERVER_LIMITS } from "./server.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(SERVER_LIMITS.maxBodyBytes, 1024 * 1024);
+ * assert.ok(SERVER_LIMITS.maxCompletions >= SERVER_LIMITS.maxPrompts);
+ * ```
+ */
+export const SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
+  maxBodyBytes: 1024 * 1024,
+  maxPrompts: 1024,
+  maxCompletions: 4096,
+  maxQueue: 64,
+});
+
+/**
+ * A `temperature` above 0 and below this is served as greedy (temperature 0): the logits divided
+ * by it would overflow to ±Infinity, and log-probs to NaN. The value is vLLM's `_SAMPLING_EPS`,
+ * below which vLLM samples greedily too.
+ *
+ * @example Usage
+ * ```ts
+ * import { GREEDY_BELOW_TEMPERATURE } from "./server.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(GREEDY_BELOW_TEMPERATURE, 1e-5);
+ * assert.equal(Number.isFinite(1 / 1e-320), false); // why: a denormal temperature overflows
+ * ```
+ */
+export const GREEDY_BELOW_TEMPERATURE = 1e-5;
+
+/**
+ * Most stop strings per request (OpenAI allows 4): each one is searched for in every choice's
+ * text at every decode step, so an unbounded list would stall the generation.
+ *
+ * @example Usage
+ * ```ts
+ * import { MAX_STOP } from "./server.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(MAX_STOP, 16);
+ * ```
+ */
+export const MAX_STOP = 16;
 
 /**
  * A running server (see {@link startServer}).
@@ -141,6 +234,7 @@ class HttpError extends Error {
     readonly param: string | null = null,
     readonly code: string | null = null,
     readonly type: string = status >= 500 ? "server_error" : "invalid_request_error",
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }
@@ -152,7 +246,12 @@ function show(v: unknown): string {
     const s = JSON.stringify(v) ?? String(v);
     return s.length > 80 ? `${s.slice(0, 77)}...` : s;
   } catch {
-    return String(v);
+    // `String` of a deeply nested array overflows the stack too: name the type instead.
+    try {
+      return String(v).slice(0, 80);
+    } catch {
+      return Array.isArray(v) ? "[a deeply nested array]" : `[a ${typeof v}]`;
+    }
   }
 }
 
@@ -235,8 +334,10 @@ const MAX_TOP_LOGPROBS = 20;
 
 function commonSampling(body: Body, maxTokensParam: string, vocab: number): Sampling {
   const maxTokens = optInt(body, maxTokensParam, 1, Infinity);
-  const temperature = optNumber(body, "temperature", (v) => v >= 0, "a number >= 0 (0: greedy)") ??
+  const requestedT = optNumber(body, "temperature", (v) => v >= 0, "a number >= 0 (0: greedy)") ??
     1;
+  // Below GREEDY_BELOW_TEMPERATURE, logits / T overflows and the log-probs would be NaN.
+  const temperature = requestedT < GREEDY_BELOW_TEMPERATURE ? 0 : requestedT;
   const topP = optNumber(body, "top_p", (v) => v > 0 && v <= 1, "a number in (0, 1]") ?? 1;
   const topK = optInt(body, "top_k", -1, Infinity, " (0 or -1: off)") ?? 0;
   const minP = optNumber(body, "min_p", (v) => v >= 0 && v <= 1, "a number in [0, 1]") ?? 0;
@@ -249,6 +350,15 @@ function commonSampling(body: Body, maxTokensParam: string, vocab: number): Samp
   else if (Array.isArray(stopRaw)) stop = stopRaw as string[];
   else if (stopRaw !== undefined && stopRaw !== null) {
     throw bad("stop", stopRaw, "a string or an array of strings");
+  }
+  if (stop.length > MAX_STOP) {
+    throw new HttpError(
+      400,
+      `stop has ${stop.length} strings, more than this server's limit of ${MAX_STOP}; ` +
+        `send at most ${MAX_STOP} stop strings`,
+      "stop",
+      "invalid_value",
+    );
   }
   stop.forEach((s, i) => {
     if (typeof s !== "string" || s === "") throw bad(`stop[${i}]`, s, "a non-empty string");
@@ -317,6 +427,45 @@ function encodePrompt(tokenizer: Tokenizer, text: string, param: string): number
   const ids = tokenizer.encode(text, { addSpecialTokens: true });
   if (ids.length === 0) throw bad(param, text, "a prompt of at least one token");
   return ids;
+}
+
+/**
+ * How many prompts a completions request's `prompt` holds, without tokenizing it (0 when it is
+ * malformed: {@link completionPrompts} names the problem).
+ */
+function promptCount(p: unknown): number {
+  if (typeof p === "string") return 1;
+  if (!Array.isArray(p) || p.length === 0) return 0;
+  return p.every((x) => typeof x === "number") ? 1 : p.length;
+}
+
+/**
+ * Refuses a request over the per-request limits, before its prompts are tokenized: more than
+ * `maxPrompts` prompts (param `prompt`), or more than `maxCompletions` choices, `n` × prompts
+ * (param `n`).
+ */
+function checkBatch(prompts: number, n: number, limits: ServerLimits): void {
+  if (prompts > limits.maxPrompts) {
+    throw new HttpError(
+      400,
+      `prompt has ${prompts} prompts, more than this server's limit of ${limits.maxPrompts} ` +
+        `per request (--max-prompts); send at most ${limits.maxPrompts} prompts per request`,
+      "prompt",
+      "too_many_prompts",
+    );
+  }
+  if (prompts * n > limits.maxCompletions) {
+    const what = prompts === 1 ? `n ${n}` : `n ${n} × ${prompts} prompts = ${prompts * n}`;
+    throw new HttpError(
+      400,
+      `${what} choices is more than this server's limit of ${limits.maxCompletions} choices ` +
+        `per request (--max-completions); lower n${
+          prompts === 1 ? "" : " or send fewer prompts per request"
+        }`,
+      "n",
+      "too_many_completions",
+    );
+  }
 }
 
 /** The prompts of a completions request, as token ids. */
@@ -413,7 +562,9 @@ function maxNewTokens(
   param: string,
   promptParam: string,
 ): number {
-  const longest = Math.max(...prompts.map((p) => p.length));
+  // A loop, not `Math.max(...lengths)`, which overflows the call stack on a long prompt list.
+  let longest = 0;
+  for (const p of prompts) longest = Math.max(longest, p.length);
   const room = context - longest;
   if (room < 1) {
     throw new HttpError(
@@ -637,12 +788,41 @@ function requestId(prefix: string): string {
 // ---------------------------------------------------------------------------------------------
 // Server
 
+/** Runs a job in its turn in the generation queue (see `reserve` in {@link startServer}). */
+type Runner = <T>(job: () => Promise<T>) => Promise<T>;
+
+/** `opts.limits` over the defaults, each checked to be an integer >= 1. */
+function resolveLimits(given: Partial<ServerLimits> | undefined): ServerLimits {
+  const limits = { ...SERVER_LIMITS, ...given };
+  for (const key of Object.keys(SERVER_LIMITS) as (keyof ServerLimits)[]) {
+    const v = limits[key];
+    if (!Number.isSafeInteger(v) || v < 1) {
+      throw new RangeError(
+        `startServer: limits.${key} must be an integer >= 1, got ${show(v)}; leave it out ` +
+          `for the default ${SERVER_LIMITS[key]}`,
+      );
+    }
+  }
+  return limits;
+}
+
+/** Refuses a served model name no client could send (requests must name it as `model`). */
+function checkModelName(name: unknown): void {
+  if (typeof name !== "string" || name.trim() === "") {
+    throw new RangeError(
+      `startServer: modelName must be a non-empty model id (clients send it as model), got ` +
+        `${show(name)}; leave it out to use the model path`,
+    );
+  }
+}
+
 /**
  * Starts an OpenAI-compatible server for a policy (see the module doc for the API). Loads
  * `opts.model` with `loadPolicy` unless `opts.policy` is given.
  *
- * @param opts Model, served name, port and host.
+ * @param opts Model, served name, port, host and limits.
  * @returns The server's URL and `close()`.
+ * @throws {RangeError} On a bad port, an empty `modelName` or a limit that is not an integer >= 1.
  *
  * @example Usage
  * ```ts
@@ -672,6 +852,8 @@ export async function startServer(opts: ServerOptions = {}): Promise<PolicyServe
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new RangeError(`startServer: port must be an integer in [0, 65535], got ${show(port)}`);
   }
+  const limits = resolveLimits(opts.limits);
+  if (opts.modelName !== undefined) checkModelName(opts.modelName);
   const owned = opts.policy === undefined;
   const modelArg = opts.model ?? "builtin:tiny";
   const policy: ServedPolicy = opts.policy ?? await loadPolicy(modelArg);
@@ -683,15 +865,77 @@ export async function startServer(opts: ServerOptions = {}): Promise<PolicyServe
   const modelCard = { id: modelName, object: "model", created, owned_by: "rlvr" };
 
   let queue: Promise<unknown> = Promise.resolve();
-  /** Runs `job` after every job queued before it. */
-  const enqueue = <T>(job: () => Promise<T>): Promise<T> => {
-    const run = queue.then(job, job);
-    queue = run.catch(() => {});
-    return run;
+  /** Generation requests holding a place in the queue: waiting or running. */
+  let pending = 0;
+  /**
+   * Takes a place in the generation queue for a validated request, or refuses it with a 429 when
+   * `maxQueue` requests already hold one. Called before a stream's 200 goes out, so that a full
+   * queue is an HTTP error rather than an error event. The returned function runs the job after
+   * every job queued before it and frees the place when the job settles (before its caller
+   * resumes), so each place runs one job.
+   */
+  const reserve = (): Runner => {
+    if (pending >= limits.maxQueue) {
+      throw new HttpError(
+        429,
+        `the server is busy: its generation queue is full (${pending} requests waiting or ` +
+          `running, its limit of ${limits.maxQueue}, --max-queue); retry later (the openai ` +
+          `client retries a 429 by itself)`,
+        null,
+        "queue_full",
+        "rate_limit_error",
+        { "retry-after": "1" },
+      );
+    }
+    pending++;
+    return <T>(job: () => Promise<T>): Promise<T> => {
+      const run = queue.then(job, job).finally(() => pending--);
+      queue = run.catch(() => {});
+      return run;
+    };
   };
 
+  /**
+   * The request body as a JSON object. A body over `maxBodyBytes` is a 413: refused from its
+   * `Content-Length` before anything is read, or, when it has none (chunked), as soon as the
+   * bytes read pass the limit; so a huge body is neither buffered nor parsed nor tokenized.
+   */
   async function readBody(req: Request): Promise<Body> {
-    const text = await req.text();
+    const max = limits.maxBodyBytes;
+    const tooLarge = (what: string) =>
+      new HttpError(
+        413,
+        `the request body ${what}, more than this server's limit of ${max} bytes ` +
+          `(--max-body-bytes); send fewer or shorter prompts per request`,
+        null,
+        "request_too_large",
+      );
+    const declared = req.headers.get("content-length");
+    if (declared !== null && Number(declared) > max) {
+      throw tooLarge(`has ${declared} bytes (its Content-Length)`);
+    }
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    if (req.body !== null) {
+      const reader = req.body.getReader();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        size += value.byteLength;
+        if (size > max) {
+          await reader.cancel().catch(() => {});
+          throw tooLarge(`passed ${max} bytes while being read (it has no Content-Length)`);
+        }
+        chunks.push(value);
+      }
+    }
+    const bytes = new Uint8Array(size);
+    let at = 0;
+    for (const c of chunks) {
+      bytes.set(c, at);
+      at += c.byteLength;
+    }
+    const text = new TextDecoder().decode(bytes);
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -717,6 +961,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<PolicyServe
    * those fields (`text` for completions, `delta` for chat).
    */
   async function streamJob(
+    run: Runner,
     job: Job,
     send: (data: unknown) => void,
     aborted: () => boolean,
@@ -727,7 +972,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<PolicyServe
       final: (rest: string) => Record<string, unknown>;
     },
   ): Promise<GenerateResult> {
-    const { result } = await enqueue(() =>
+    const { result } = await run(() =>
       runJob(policy, {
         ...job,
         aborted,
@@ -796,6 +1041,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<PolicyServe
     const lp = optInt(body, "logprobs", 0, MAX_TOP_LOGPROBS, " (the number of top log-probs)");
     unsupported(body, "echo", (v) => v === false, "leave it out or set it to false");
     unsupported(body, "suffix", (v) => v === "", "leave it out");
+    checkBatch(promptCount(body.prompt), sampling.n, limits);
     const prompts = completionPrompts(body, tokenizer, vocab);
     const max = maxNewTokens(sampling.maxTokens, 16, prompts, context, "max_tokens", "prompt");
     const id = requestId("cmpl");
@@ -807,8 +1053,9 @@ export async function startServer(opts: ServerOptions = {}): Promise<PolicyServe
       sampling,
       topK: lp ?? 0,
     };
+    const run = reserve();
     if (!sampling.stream) {
-      const { result, tokens } = await enqueue(() => runJob(policy, job));
+      const { result, tokens } = await run(() => runJob(policy, job));
       return json({
         ...base,
         choices: result.sequences.map((s, i) => ({
@@ -827,7 +1074,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<PolicyServe
         Array.from({ length: sampling.n }, () => new TextStream(tokenizer, sampling.stop))
       );
       const offsets = texts.map(() => 0);
-      const result = await streamJob(job, send, aborted, base, texts, {
+      const result = await streamJob(run, job, send, aborted, base, texts, {
         token: (i, info, text) => {
           const logprobs = lp === null ? null : completionLogprobs(tokenizer, [info], offsets[i]!);
           offsets[i]! += text.length;
@@ -862,6 +1109,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<PolicyServe
       (v) => typeof v === "object" && (v as Body).type === "text",
       `leave it out or use {"type": "text"}`,
     );
+    checkBatch(1, sampling.n, limits);
     const prompt = chatPrompt(body, tokenizer);
     const max = maxNewTokens(sampling.maxTokens, context, [prompt], context, maxParam, "messages");
     const id = requestId("chatcmpl");
@@ -872,8 +1120,9 @@ export async function startServer(opts: ServerOptions = {}): Promise<PolicyServe
       sampling,
       topK,
     };
+    const run = reserve();
     if (!sampling.stream) {
-      const { result, tokens } = await enqueue(() => runJob(policy, job));
+      const { result, tokens } = await run(() => runJob(policy, job));
       return json({
         id,
         object: "chat.completion",
@@ -907,7 +1156,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<PolicyServe
           }],
         });
       }
-      const result = await streamJob(job, send, aborted, base, texts, {
+      const result = await streamJob(run, job, send, aborted, base, texts, {
         token: (_, info, text) => ({
           delta: { content: text },
           logprobs: wantLogprobs ? chatLogprobs(tokenizer, [info]) : null,
@@ -964,7 +1213,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<PolicyServe
       }
       return await route.handle(req);
     } catch (e) {
-      if (e instanceof HttpError) return errorResponse(e);
+      if (e instanceof HttpError) return errorResponse(e, e.headers);
       // The client went away mid-generation: nobody reads this answer.
       if (e instanceof Aborted) return new Response(null, { status: 499 });
       console.error(`serve: ${req.method} ${path} failed:`, e);
