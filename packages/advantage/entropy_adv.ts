@@ -14,7 +14,8 @@
  * @module
  */
 
-import { checkMask, checkNumber, checkObject, checkTokens } from "./_validate.ts";
+import { ESTIMATORS } from "./_estimators.ts";
+import { checkMask, checkNumber, checkObject, checkTokens, missing } from "./_validate.ts";
 import type { TokenMatrix } from "./types.ts";
 
 /** Input of {@link entropyShapedAdvantages}. */
@@ -66,7 +67,7 @@ export function entropyShapedAdvantages(input: EntropyShapedInput): Float64Array
 }
 
 /** {@link entropyShapedAdvantages} with a checked mask; checks the rest. */
-export function shapeEntropy(
+function shapeEntropy(
   owner: string,
   input: Omit<EntropyShapedInput, "responseMask">,
   mask: TokenMatrix,
@@ -92,3 +93,23 @@ export function shapeEntropy(
   }
   return out;
 }
+
+ESTIMATORS.register("entropy_adv", (x) => {
+  const baseKey = x.baseEstimator ?? "grpo";
+  if (baseKey === "entropy_adv") {
+    throw new RangeError(`entropy_adv: baseEstimator cannot be "entropy_adv" itself`);
+  }
+  const base = ESTIMATORS.get(baseKey, "entropy_adv: baseEstimator")(x);
+  const advantages = entropyShapedAdvantages({
+    advantages: {
+      data: base.advantages,
+      batch: x.responseMask.batch,
+      length: x.responseMask.length,
+    },
+    entropy: x.entropy ?? missing("entropy_adv", "entropy", "per-token entropy [batch, length]"),
+    responseMask: x.responseMask,
+    alpha: x.entropyAlpha ?? missing("entropy_adv", "entropyAlpha", "α of the entropy bonus"),
+    kappa: x.entropyKappa ?? missing("entropy_adv", "entropyKappa", "κ of the clip |A|/κ"),
+  });
+  return { advantages, returns: base.returns };
+});

@@ -20,10 +20,18 @@
  * @module
  */
 
-import { checkBoolean, checkMask, checkNumber, checkObject, checkTokens } from "./_validate.ts";
-import { lengthsOf } from "./layout.ts";
+import { ESTIMATORS, pick } from "./_estimators.ts";
+import {
+  checkBoolean,
+  checkMask,
+  checkNumber,
+  checkObject,
+  checkTokens,
+  missing,
+} from "./_validate.ts";
+import { lengthsOf } from "./_layout.ts";
 import type { AdvantageOutput, TokenMatrix } from "./types.ts";
-import { whitenChecked } from "./whiten.ts";
+import { whitenChecked } from "./_whiten.ts";
 
 /** Input of {@link gae}. */
 export interface GaeInput {
@@ -171,3 +179,11 @@ export function gae(input: GaeInput): AdvantageOutput {
   const advantages = whiten ? whitenChecked(owner, { data: actor, batch, length }, mask) : actor;
   return { advantages, returns };
 }
+
+ESTIMATORS.register("gae", (x) =>
+  gae({
+    tokenRewards: x.tokenRewards,
+    values: x.values ?? missing("gae", "values", "critic values [batch, length]"),
+    responseMask: x.responseMask,
+    ...pick(x, ["gamma", "lam", "criticLam", "lengthAdaptiveAlpha", "whiten"] as const),
+  }));

@@ -58,8 +58,9 @@
  * @module
  */
 
-import { checkChoice, checkNumber, checkOutcome, show } from "./_validate.ts";
-import { statsOf } from "./group.ts";
+import { ESTIMATORS, outcomeOf, pick } from "./_estimators.ts";
+import { checkChoice, checkNumber, checkOutcome, missing, show } from "./_validate.ts";
+import { statsOf } from "./_group.ts";
 import type { AdvantageOutput, GroupIndex, TokenMatrix } from "./types.ts";
 
 /**
@@ -325,3 +326,12 @@ export function gigpo(input: GigpoInput): AdvantageOutput {
   }
   return { advantages, returns: advantages.slice() };
 }
+
+ESTIMATORS.register("gigpo", (x) =>
+  gigpo({
+    ...outcomeOf("gigpo", x),
+    turns: x.turns ??
+      missing("gigpo", "turns", "each response's turns {state, reward?, start, end}[]"),
+    ...pick(x, ["gamma", "omega", "epsilon", "episodeWeighting"] as const),
+    ...(x.gigpoMode === undefined ? {} : { mode: x.gigpoMode }),
+  }));

@@ -15,10 +15,11 @@
  * @module
  */
 
+import { ESTIMATORS, outcomeOf, pick } from "./_estimators.ts";
 import { checkNumber, checkOutcome } from "./_validate.ts";
-import { statsOf } from "./group.ts";
+import { statsOf } from "./_group.ts";
 import type { GroupOutcomeInput } from "./grpo.ts";
-import { broadcast } from "./layout.ts";
+import { broadcast } from "./_layout.ts";
 import type { AdvantageOutput } from "./types.ts";
 
 /** Input of {@link gpg}. */
@@ -72,3 +73,10 @@ export function gpg(input: GpgInput): AdvantageOutput {
   const advantages = broadcast(scalars, mask);
   return { advantages, returns: advantages.slice() };
 }
+
+ESTIMATORS.register("gpg", (x) =>
+  gpg({
+    ...outcomeOf("gpg", x),
+    ...pick(x, ["fNorm"] as const),
+    ...(x.gpgAlpha === undefined ? {} : { alpha: x.gpgAlpha }),
+  }));

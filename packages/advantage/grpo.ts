@@ -19,9 +19,11 @@
  * @module
  */
 
+import { ESTIMATORS, outcomeOf, pick } from "./_estimators.ts";
 import { checkBoolean, checkNumber, checkOutcome } from "./_validate.ts";
-import { statsOf } from "./group.ts";
-import { broadcast } from "./layout.ts";
+import { statsOf } from "./_group.ts";
+import { grpoScalars, safeDiv } from "./_grpo_scalars.ts";
+import { broadcast } from "./_layout.ts";
 import type { AdvantageOutput, GroupIndex, TokenMatrix } from "./types.ts";
 
 /** The input shared by the group-relative outcome estimators. */
@@ -54,11 +56,6 @@ export interface GrpoBatchStdInput extends GroupOutcomeInput {
 function outcome(scalars: Float64Array, mask: TokenMatrix): AdvantageOutput {
   const advantages = broadcast(scalars, mask);
   return { advantages, returns: advantages.slice() };
-}
-
-/** `n / d`, or 0 when `d` is 0 (only possible with ε = 0, where `n` is then 0 too). */
-function safeDiv(n: number, d: number): number {
-  return d === 0 ? 0 : n / d;
 }
 
 /**
@@ -95,26 +92,6 @@ export function grpo(input: GrpoInput): AdvantageOutput {
   const epsilon = checkNumber(owner, "epsilon", input.epsilon ?? 1e-6, { min: 0 });
   const normByStd = checkBoolean(owner, "normByStd", input.normByStd ?? true);
   return outcome(grpoScalars(rewards, index, epsilon, normByStd), mask);
-}
-
-/** GRPO scalars of already-checked inputs. */
-export function grpoScalars(
-  rewards: ArrayLike<number>,
-  index: GroupIndex,
-  epsilon: number,
-  normByStd: boolean,
-): Float64Array {
-  const out = new Float64Array(rewards.length);
-  for (const g of statsOf(rewards, index)) {
-    const single = g.count === 1;
-    const mean = single ? 0 : g.mean;
-    const std = single ? 1 : g.std;
-    for (const i of g.members) {
-      const centred = rewards[i]! - mean;
-      out[i] = normByStd ? safeDiv(centred, std + epsilon) : centred;
-    }
-  }
-  return out;
 }
 
 /**
@@ -181,3 +158,13 @@ export function grpoBatchStd(input: GrpoBatchStdInput): AdvantageOutput {
   }
   return outcome(out, mask);
 }
+
+ESTIMATORS.register(
+  "grpo",
+  (x) => grpo({ ...outcomeOf("grpo", x), ...pick(x, ["epsilon", "normByStd"] as const) }),
+);
+ESTIMATORS.register("dr_grpo", (x) => drGrpo(outcomeOf("dr_grpo", x)));
+ESTIMATORS.register(
+  "grpo_batch_std",
+  (x) => grpoBatchStd({ ...outcomeOf("grpo_batch_std", x), ...pick(x, ["epsilon"] as const) }),
+);

@@ -17,21 +17,13 @@
  * @module
  */
 
-import {
-  checkChoice,
-  checkMask,
-  checkNumber,
-  checkObject,
-  checkSequence,
-  checkTokens,
-} from "./_validate.ts";
-import { placeOutcome } from "./layout.ts";
+import { klOf, PENALTIES, shapeChecked } from "./_kl_reward.ts";
+import { placeOutcome } from "./_layout.ts";
+import { checkChoice, checkMask, checkObject, checkSequence, checkTokens } from "./_validate.ts";
 import type { TokenMatrix } from "./types.ts";
 
 /** Per-token KL estimators, with veRL's `kl_penalty` names as aliases. */
 export type KlPenalty = "k1" | "kl" | "abs" | "k2" | "mse" | "k3" | "low_var_kl";
-
-const PENALTIES: readonly KlPenalty[] = ["k1", "kl", "abs", "k2", "mse", "k3", "low_var_kl"];
 
 /** Input of {@link klShapedRewards}. */
 export interface KlShapedRewardsInput {
@@ -57,25 +49,6 @@ export interface KlShapedRewards {
   kl: Float64Array;
   /** Batch mean of the per-response masked mean KL (veRL `current_kl`), 0 for an empty batch. */
   meanKl: number;
-}
-
-/** One KL estimate from `logp` (sampling policy) and `ref` (reference policy). */
-function penaltyOf(logp: number, ref: number, penalty: KlPenalty): number {
-  switch (penalty) {
-    case "k1":
-    case "kl":
-      return logp - ref;
-    case "abs":
-      return Math.abs(logp - ref);
-    case "k2":
-    case "mse":
-      return 0.5 * (logp - ref) * (logp - ref);
-    case "k3":
-    case "low_var_kl": {
-      const d = Math.min(20, Math.max(-20, ref - logp));
-      return Math.min(10, Math.max(-10, Math.exp(d) - d - 1));
-    }
-  }
 }
 
 /**
@@ -107,14 +80,6 @@ export function klPenalty(
   const ref = checkTokens(owner, "refLogProbs", refLogProbs, mask);
   const kind = checkChoice(owner, "penalty", penalty, PENALTIES);
   return klOf(lp, ref, mask, kind);
-}
-
-function klOf(lp: TokenMatrix, ref: TokenMatrix, mask: TokenMatrix, kind: KlPenalty): Float64Array {
-  const out = new Float64Array(mask.data.length);
-  for (let k = 0; k < out.length; k++) {
-    if (mask.data[k] === 1) out[k] = penaltyOf(lp.data[k]!, ref.data[k]!, kind);
-  }
-  return out;
 }
 
 /**
@@ -150,43 +115,4 @@ export function klShapedRewards(input: KlShapedRewardsInput): KlShapedRewards {
   const mask = checkMask(owner, "responseMask", input.responseMask);
   const rewards = checkSequence(owner, "rewards", input.rewards, mask.batch);
   return shapeChecked(owner, placeOutcome(rewards, mask), input, mask);
-}
-
-/**
- * Subtracts `β·KL` from already-checked token scores on valid tokens; checks the KL inputs.
- * `field` prefixes the argument names in errors (the registry passes `"klInReward."`).
- */
-export function shapeChecked(
-  owner: string,
-  tokenScores: TokenMatrix,
-  input: Omit<KlShapedRewardsInput, "rewards" | "responseMask">,
-  mask: TokenMatrix,
-  field = "",
-): KlShapedRewards {
-  checkObject(owner, input, "{logProbs, refLogProbs, coef, penalty?}");
-  const lp = checkTokens(owner, `${field}logProbs`, input.logProbs, mask);
-  const ref = checkTokens(owner, `${field}refLogProbs`, input.refLogProbs, mask);
-  const coef = checkNumber(owner, `${field}coef`, input.coef, { min: 0 });
-  const kind = checkChoice(owner, `${field}penalty`, input.penalty ?? "k1", PENALTIES);
-  const kl = klOf(lp, ref, mask, kind);
-  const { batch, length } = mask;
-  const data = new Float64Array(batch * length);
-  let sumOfMeans = 0;
-  for (let i = 0; i < batch; i++) {
-    let s = 0;
-    let n = 0;
-    for (let t = 0; t < length; t++) {
-      const k = i * length + t;
-      if (mask.data[k] !== 1) continue;
-      data[k] = tokenScores.data[k]! - coef * kl[k]!;
-      s += kl[k]!;
-      n++;
-    }
-    if (n > 0) sumOfMeans += s / n;
-  }
-  return {
-    tokenRewards: { data, batch, length },
-    kl,
-    meanKl: batch > 0 ? sumOfMeans / batch : 0,
-  };
 }

@@ -12,6 +12,7 @@
  */
 
 import { checkMask, checkMatrix, checkNumber, checkSequence, checkTokens } from "./_validate.ts";
+import { broadcast, lengthsOf, placeOutcome, rowSums } from "./_layout.ts";
 import type { TokenMatrix } from "./types.ts";
 
 /**
@@ -100,18 +101,6 @@ export function responseLengths(responseMask: TokenMatrix): Float64Array {
   return lengthsOf(mask);
 }
 
-/** Valid-token counts of an already-checked mask. */
-export function lengthsOf(mask: TokenMatrix): Float64Array {
-  const out = new Float64Array(mask.batch);
-  const { data, length } = mask;
-  for (let i = 0; i < mask.batch; i++) {
-    let n = 0;
-    for (let t = 0; t < length; t++) n += data[i * length + t]!;
-    out[i] = n;
-  }
-  return out;
-}
-
 /**
  * Sequence-level rewards from token-level ones: `R_i = Σ_t m_{i,t} r_{i,t}`, the sum veRL's
  * outcome estimators take (`token_level_rewards.sum(dim=-1)`), except that masked positions
@@ -132,28 +121,6 @@ export function sequenceRewards(
   const mask = checkMask("sequenceRewards", "responseMask", responseMask);
   checkTokens("sequenceRewards", "tokenRewards", tokenRewards, mask);
   return rowSums(tokenRewards, mask);
-}
-
-/** Masked row sums of already-checked inputs. */
-export function rowSums(values: TokenMatrix, mask: TokenMatrix): Float64Array {
-  const out = new Float64Array(mask.batch);
-  const { length } = mask;
-  for (let i = 0; i < mask.batch; i++) {
-    let s = 0;
-    for (let t = 0; t < length; t++) {
-      const k = i * length + t;
-      if (mask.data[k] === 1) s += values.data[k]!;
-    }
-    out[i] = s;
-  }
-  return out;
-}
-
-/** Index of the last valid token of row `i`, or -1 when the row has none. */
-export function lastValid(mask: TokenMatrix, i: number): number {
-  const { data, length } = mask;
-  for (let t = length - 1; t >= 0; t--) if (data[i * length + t] === 1) return t;
-  return -1;
 }
 
 /**
@@ -177,16 +144,6 @@ export function outcomeTokenRewards(
   return placeOutcome(rewards, mask);
 }
 
-/** {@link outcomeTokenRewards} on already-checked inputs. */
-export function placeOutcome(rewards: ArrayLike<number>, mask: TokenMatrix): TokenMatrix {
-  const data = new Float64Array(mask.batch * mask.length);
-  for (let i = 0; i < mask.batch; i++) {
-    const t = lastValid(mask, i);
-    if (t >= 0) data[i * mask.length + t] = rewards[i]!;
-  }
-  return { data, batch: mask.batch, length: mask.length };
-}
-
 /**
  * Broadcasts one scalar per response over its valid tokens, 0 elsewhere (veRL's
  * `scores.unsqueeze(-1) * response_mask`): how every outcome estimator fills its output.
@@ -206,18 +163,4 @@ export function broadcastScalars(
   const mask = checkMask("broadcastScalars", "responseMask", responseMask);
   checkSequence("broadcastScalars", "scalars", scalars, mask.batch);
   return broadcast(scalars, mask);
-}
-
-/** {@link broadcastScalars} on already-checked inputs. */
-export function broadcast(scalars: ArrayLike<number>, mask: TokenMatrix): Float64Array {
-  const out = new Float64Array(mask.batch * mask.length);
-  const { length } = mask;
-  for (let i = 0; i < mask.batch; i++) {
-    const s = scalars[i]!;
-    for (let t = 0; t < length; t++) {
-      const k = i * length + t;
-      if (mask.data[k] === 1) out[k] = s;
-    }
-  }
-  return out;
 }

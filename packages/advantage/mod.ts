@@ -11,7 +11,9 @@
  * (veRL's `uid`), and every estimator returns `{ advantages, returns }` as `Float64Array`s of
  * `batch·length` with zeros wherever the mask is 0 (see `types.ts`). All arithmetic is float64;
  * on valid tokens the numbers are veRL's (or TRL's, or the paper's where neither has the
- * estimator), with every deliberate difference stated in the estimator's documentation.
+ * estimator), with every deliberate difference stated in the estimator's documentation. Each
+ * estimator's file holds its math and registers its keys (`registry.ts` lists the files);
+ * files whose names start with `_` are internal and not exported.
  *
  * @example Usage
  * ```ts
@@ -30,53 +32,23 @@
  * @module
  */
 
-export type { AdvantageOutput, GroupIndex, TokenMatrix } from "./types.ts";
-export {
-  broadcastScalars,
-  fromRows,
-  outcomeTokenRewards,
-  responseLengths,
-  sequenceRewards,
-  tokenMatrix,
-  toRows,
-} from "./layout.ts";
-export { maskedMean, maskedVar, maskedWhiten } from "./whiten.ts";
-export type { WhitenOptions } from "./whiten.ts";
-export { fixedGroupIndex, groupMembers, groupStatistics } from "./group.ts";
-export type { Group, GroupStats } from "./group.ts";
-export { discountedReturns } from "./returns.ts";
-export type { DiscountOptions, MaskMode } from "./returns.ts";
-export { gae, vapoLambda } from "./gae.ts";
-export type { GaeInput } from "./gae.ts";
-export { drGrpo, grpo, grpoBatchStd } from "./grpo.ts";
-export type { DrGrpoInput, GroupOutcomeInput, GrpoBatchStdInput, GrpoInput } from "./grpo.ts";
-export { rloo } from "./rloo.ts";
-export type { RlooInput } from "./rloo.ts";
-export { reinforcePlusPlus, reinforcePlusPlusBaseline } from "./reinforce_pp.ts";
-export type { ReinforcePlusPlusBaselineInput, ReinforcePlusPlusInput } from "./reinforce_pp.ts";
-export { remax } from "./remax.ts";
-export type { RemaxInput } from "./remax.ts";
-export { opo } from "./opo.ts";
-export type { OpoInput } from "./opo.ts";
-export { gpg } from "./gpg.ts";
-export type { GpgInput } from "./gpg.ts";
-export { grpoPassk, passAtK, passkAnalytic } from "./passk.ts";
-export type { GrpoPasskInput, PasskAnalyticInput } from "./passk.ts";
-export { psrNsr } from "./psr_nsr.ts";
-export type { PsrNsrInput } from "./psr_nsr.ts";
-export { prime } from "./prime.ts";
-export type { PrimeBaseline, PrimeInput } from "./prime.ts";
-export { gigpo } from "./gigpo.ts";
-export type { EpisodeWeighting, GigpoInput, GigpoMode, GigpoTurn } from "./gigpo.ts";
-export { klPenalty, klShapedRewards } from "./kl_reward.ts";
-export type { KlPenalty, KlShapedRewards, KlShapedRewardsInput } from "./kl_reward.ts";
-export { entropyShapedAdvantages } from "./entropy_adv.ts";
-export type { EntropyShapedInput } from "./entropy_adv.ts";
-export { estimatorNames, getEstimator, registerEstimator } from "./registry.ts";
-export type {
-  EstimatorFn,
-  EstimatorInput,
-  KlInReward,
-  RegisterOptions,
-  ResolvedInput,
-} from "./registry.ts";
+export * from "./types.ts";
+export * from "./layout.ts";
+export * from "./whiten.ts";
+export * from "./group.ts";
+export * from "./returns.ts";
+export * from "./kl_reward.ts";
+// The registry first, so that the package registers its estimators in the order of its list.
+export * from "./registry.ts";
+export * from "./entropy_adv.ts";
+export * from "./gae.ts";
+export * from "./gigpo.ts";
+export * from "./gpg.ts";
+export * from "./grpo.ts";
+export * from "./opo.ts";
+export * from "./passk.ts";
+export * from "./prime.ts";
+export * from "./psr_nsr.ts";
+export * from "./reinforce_pp.ts";
+export * from "./remax.ts";
+export * from "./rloo.ts";

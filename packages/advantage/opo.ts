@@ -13,10 +13,11 @@
  * @module
  */
 
+import { ESTIMATORS, outcomeOf } from "./_estimators.ts";
 import { checkOutcome } from "./_validate.ts";
-import { groupsOf } from "./group.ts";
+import { groupsOf } from "./_group.ts";
 import type { GroupOutcomeInput } from "./grpo.ts";
-import { broadcast, lengthsOf } from "./layout.ts";
+import { broadcast, lengthsOf } from "./_layout.ts";
 import type { AdvantageOutput } from "./types.ts";
 
 /** Input of {@link opo}. */
@@ -66,3 +67,5 @@ export function opo(input: OpoInput): AdvantageOutput {
   const advantages = broadcast(scalars, mask);
   return { advantages, returns: advantages.slice() };
 }
+
+ESTIMATORS.register("opo", (x) => opo(outcomeOf("opo", x)));

@@ -14,10 +14,11 @@
  * @module
  */
 
-import { checkBoolean, checkNumber, checkOutcome, show } from "./_validate.ts";
-import { groupsOf, statsOf } from "./group.ts";
+import { ESTIMATORS, outcomeOf, pick } from "./_estimators.ts";
+import { checkBoolean, checkNumber, checkOutcome, missing, show } from "./_validate.ts";
+import { groupsOf, statsOf } from "./_group.ts";
 import type { GroupOutcomeInput } from "./grpo.ts";
-import { broadcast } from "./layout.ts";
+import { broadcast } from "./_layout.ts";
 import type { AdvantageOutput } from "./types.ts";
 
 /** `C(a, k) / C(b, k)` for integers `0 ≤ a ≤ b`, `k ≥ 0`, as a product of factors in [0, 1]. */
@@ -197,3 +198,14 @@ export function passkAnalytic(input: PasskAnalyticInput): AdvantageOutput {
   const advantages = broadcast(scalars, mask);
   return { advantages, returns: advantages.slice() };
 }
+
+ESTIMATORS.register(
+  "grpo_passk",
+  (x) =>
+    grpoPassk({ ...outcomeOf("grpo_passk", x), ...pick(x, ["epsilon", "normByStd"] as const) }),
+);
+ESTIMATORS.register("passk_analytic", (x) =>
+  passkAnalytic({
+    ...outcomeOf("passk_analytic", x),
+    k: x.k ?? missing("passk_analytic", "k", "the k of pass@k"),
+  }));

@@ -28,13 +28,21 @@
  * @module
  */
 
-import { checkBoolean, checkChoice, checkNumber, checkOutcome, checkTokens } from "./_validate.ts";
-import { groupsOf } from "./group.ts";
+import { ESTIMATORS, outcomeOf, pick } from "./_estimators.ts";
+import {
+  checkBoolean,
+  checkChoice,
+  checkNumber,
+  checkOutcome,
+  checkTokens,
+  missing,
+} from "./_validate.ts";
+import { groupsOf } from "./_group.ts";
 import type { GroupOutcomeInput } from "./grpo.ts";
-import { lengthsOf, rowSums } from "./layout.ts";
-import { returnsOf } from "./returns.ts";
+import { lengthsOf, rowSums } from "./_layout.ts";
+import { returnsOf } from "./_returns.ts";
 import type { AdvantageOutput, TokenMatrix } from "./types.ts";
-import { whitenChecked } from "./whiten.ts";
+import { whitenChecked } from "./_whiten.ts";
 
 /** Which leave-one-out form the process rewards get; see the module doc. */
 export type PrimeBaseline = "verl" | "paper";
@@ -135,3 +143,12 @@ export function prime(input: PrimeInput): AdvantageOutput {
     : returns.slice();
   return { advantages, returns };
 }
+
+ESTIMATORS.register("prime", (x) =>
+  prime({
+    ...outcomeOf("prime", x),
+    processRewards: x.processRewards ??
+      missing("prime", "processRewards", "implicit process rewards [batch, length]"),
+    ...pick(x, ["gamma", "processCoef", "outcomeCoef", "whiten"] as const),
+    ...(x.primeBaseline === undefined ? {} : { baseline: x.primeBaseline }),
+  }));

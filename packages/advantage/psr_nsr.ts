@@ -16,8 +16,9 @@
  * @module
  */
 
+import { ESTIMATORS, pick, seqRewards } from "./_estimators.ts";
 import { checkMask, checkNumber, checkObject, checkSequence, show } from "./_validate.ts";
-import { broadcast } from "./layout.ts";
+import { broadcast } from "./_layout.ts";
 import type { AdvantageOutput, TokenMatrix } from "./types.ts";
 
 /** Input of {@link psrNsr}. */
@@ -80,3 +81,10 @@ export function psrNsr(input: PsrNsrInput): AdvantageOutput {
   }
   return { advantages: broadcast(scalars, mask), returns: broadcast(correct, mask) };
 }
+
+ESTIMATORS.register("psr_nsr", (x) =>
+  psrNsr({
+    rewards: seqRewards(x),
+    responseMask: x.responseMask,
+    ...pick(x, ["positiveWeight", "negativeWeight"] as const),
+  }));

@@ -2,7 +2,11 @@
  * The estimator registry: every estimator under a stable string key (veRL's
  * `algorithm.adv_estimator` name where veRL has one), callable through one uniform input object.
  *
- * Design: a key maps to a function `(ResolvedInput) => AdvantageOutput`. {@link getEstimator}
+ * Design: a key maps to a function `(ResolvedInput) => AdvantageOutput`, held in one
+ * `Registry` of `@rlvr/common` (its key rule, its errors, registration order). Each built-in
+ * estimator registers itself at the end of its own file, beside its math, and reads the fields
+ * it needs from the {@link ResolvedInput}; the list of those files is at the end of this module,
+ * so adding an estimator is one new file and one import line there. {@link getEstimator}
  * returns a wrapper that first *resolves* the caller's {@link EstimatorInput} the same way for
  * every estimator, built-in or registered:
  *
@@ -16,18 +20,18 @@
  * 5. unknown fields are an error listing the known ones (a misspelt option never silently falls
  *    back to a default); custom estimators read their own settings from `extra`.
  *
- * Each estimator then reads the fields it needs and the direct function validates them.
- * Outcome estimators use `rewards` when the caller gave sequence rewards (and no KL shaping),
- * else the masked row sums of `tokenRewards` (veRL's `token_level_rewards.sum(-1)`).
- *
- * Keys: `gae`, `grpo`, `dr_grpo`, `grpo_batch_std`, `rloo`, `reinforce_plus_plus`,
- * `reinforce_plus_plus_baseline`, `remax`, `opo`, `gpg`, `grpo_passk` (veRL's names), `gigpo`
- * (verl-agent's name), and `passk_analytic`, `psr_nsr`, `prime`, `entropy_adv` (no veRL
- * estimator; `psr_nsr` is the name in the PSR/NSR authors' veRL fork).
+ * A caller (the trainer) fills every field it has; each estimator reads the fields it needs and
+ * the direct function validates them. Outcome estimators use `rewards` when the caller gave
+ * sequence rewards (and no KL shaping), else the masked row sums of `tokenRewards` (veRL's
+ * `token_level_rewards.sum(-1)`). {@link estimatorNames} lists the keys.
  *
  * @module
  */
 
+import { ESTIMATORS } from "./_estimators.ts";
+import { fixedIndex } from "./_group.ts";
+import { shapeChecked } from "./_kl_reward.ts";
+import { placeOutcome } from "./_layout.ts";
 import {
   checkIndex,
   checkMask,
@@ -35,26 +39,10 @@ import {
   checkSequence,
   checkTokens,
   missing,
-  show,
 } from "./_validate.ts";
-import { entropyShapedAdvantages } from "./entropy_adv.ts";
-import { gae } from "./gae.ts";
 import type { EpisodeWeighting, GigpoMode, GigpoTurn } from "./gigpo.ts";
-import { gigpo } from "./gigpo.ts";
-import { gpg } from "./gpg.ts";
-import { fixedIndex } from "./group.ts";
-import { drGrpo, grpo, grpoBatchStd } from "./grpo.ts";
 import type { KlPenalty } from "./kl_reward.ts";
-import { shapeChecked } from "./kl_reward.ts";
-import { placeOutcome, rowSums } from "./layout.ts";
-import { opo } from "./opo.ts";
-import { grpoPassk, passkAnalytic } from "./passk.ts";
 import type { PrimeBaseline } from "./prime.ts";
-import { prime } from "./prime.ts";
-import { psrNsr } from "./psr_nsr.ts";
-import { reinforcePlusPlus, reinforcePlusPlusBaseline } from "./reinforce_pp.ts";
-import { remax } from "./remax.ts";
-import { rloo } from "./rloo.ts";
 import type { AdvantageOutput, GroupIndex, TokenMatrix } from "./types.ts";
 
 /** KL-in-reward settings of {@link EstimatorInput} (veRL `algorithm.use_kl_in_reward`). */
@@ -163,6 +151,7 @@ export interface RegisterOptions {
   override?: boolean;
 }
 
+/** The one list of known fields (checked against {@link EstimatorInput} by the compiler). */
 const FIELDS: Record<keyof EstimatorInput, true> = {
   tokenRewards: true,
   rewards: true,
@@ -198,19 +187,6 @@ const FIELDS: Record<keyof EstimatorInput, true> = {
   episodeWeighting: true,
   extra: true,
 };
-
-const REGISTRY = new Map<string, EstimatorFn>();
-const KEY = /^[a-z][a-z0-9_]*$/;
-
-/** Copies the defined fields of `from` named in `keys` (exactOptionalPropertyTypes-safe). */
-function pick<T extends object, K extends keyof T>(
-  from: T,
-  keys: readonly K[],
-): Partial<Pick<T, K>> {
-  const out: Partial<Pick<T, K>> = {};
-  for (const k of keys) if (from[k] !== undefined) out[k] = from[k];
-  return out;
-}
 
 function resolve(key: string, input: EstimatorInput): ResolvedInput {
   checkObject(key, input, "EstimatorInput {responseMask, tokenRewards | rewards, index?, ...}");
@@ -262,125 +238,10 @@ function resolve(key: string, input: EstimatorInput): ResolvedInput {
   return resolved;
 }
 
-function needIndex(key: string, input: ResolvedInput): GroupIndex {
-  return input.index ??
-    missing(key, "index", "group ids per response, or groupSize for fixed-size groups");
-}
-
-function seqRewards(input: ResolvedInput): ArrayLike<number> {
-  return input.rewards ?? rowSums(input.tokenRewards, input.responseMask);
-}
-
-function outcomeBase(key: string, input: ResolvedInput) {
-  return {
-    rewards: seqRewards(input),
-    responseMask: input.responseMask,
-    index: needIndex(key, input),
-  };
-}
-
-const BUILTINS: Record<string, EstimatorFn> = {
-  gae: (x) =>
-    gae({
-      tokenRewards: x.tokenRewards,
-      values: x.values ?? missing("gae", "values", "critic values [batch, length]"),
-      responseMask: x.responseMask,
-      ...pick(x, ["gamma", "lam", "criticLam", "lengthAdaptiveAlpha", "whiten"] as const),
-    }),
-  grpo: (x) => grpo({ ...outcomeBase("grpo", x), ...pick(x, ["epsilon", "normByStd"] as const) }),
-  dr_grpo: (x) => drGrpo(outcomeBase("dr_grpo", x)),
-  grpo_batch_std: (x) =>
-    grpoBatchStd({ ...outcomeBase("grpo_batch_std", x), ...pick(x, ["epsilon"] as const) }),
-  rloo: (x) => rloo(outcomeBase("rloo", x)),
-  reinforce_plus_plus: (x) =>
-    reinforcePlusPlus({
-      tokenRewards: x.tokenRewards,
-      responseMask: x.responseMask,
-      ...pick(x, ["gamma"] as const),
-    }),
-  reinforce_plus_plus_baseline: (x) =>
-    reinforcePlusPlusBaseline(outcomeBase("reinforce_plus_plus_baseline", x)),
-  remax: (x) =>
-    remax({
-      tokenRewards: x.tokenRewards,
-      responseMask: x.responseMask,
-      baselineRewards: x.baselineRewards ??
-        missing("remax", "baselineRewards", "the greedy response's reward per response"),
-    }),
-  opo: (x) => opo(outcomeBase("opo", x)),
-  gpg: (x) => {
-    const extra = pick(x, ["fNorm", "gpgAlpha"] as const);
-    return gpg({
-      ...outcomeBase("gpg", x),
-      ...pick(extra, ["fNorm"] as const),
-      ...(extra.gpgAlpha === undefined ? {} : { alpha: extra.gpgAlpha }),
-    });
-  },
-  gigpo: (x) =>
-    gigpo({
-      ...outcomeBase("gigpo", x),
-      turns: x.turns ??
-        missing("gigpo", "turns", "each response's turns {state, reward?, start, end}[]"),
-      ...pick(x, ["gamma", "omega", "epsilon", "episodeWeighting"] as const),
-      ...(x.gigpoMode === undefined ? {} : { mode: x.gigpoMode }),
-    }),
-  grpo_passk: (x) =>
-    grpoPassk({ ...outcomeBase("grpo_passk", x), ...pick(x, ["epsilon", "normByStd"] as const) }),
-  passk_analytic: (x) =>
-    passkAnalytic({
-      ...outcomeBase("passk_analytic", x),
-      k: x.k ?? missing("passk_analytic", "k", "the k of pass@k"),
-    }),
-  psr_nsr: (x) =>
-    psrNsr({
-      rewards: seqRewards(x),
-      responseMask: x.responseMask,
-      ...pick(x, ["positiveWeight", "negativeWeight"] as const),
-    }),
-  prime: (x) =>
-    prime({
-      ...outcomeBase("prime", x),
-      processRewards: x.processRewards ??
-        missing("prime", "processRewards", "implicit process rewards [batch, length]"),
-      ...pick(x, ["gamma", "processCoef", "outcomeCoef", "whiten"] as const),
-      ...(x.primeBaseline === undefined ? {} : { baseline: x.primeBaseline }),
-    }),
-  entropy_adv: (x) => {
-    const baseKey = x.baseEstimator ?? "grpo";
-    if (baseKey === "entropy_adv") {
-      throw new RangeError(`entropy_adv: baseEstimator cannot be "entropy_adv" itself`);
-    }
-    const base = lookup(baseKey, "entropy_adv: baseEstimator")(x);
-    const advantages = entropyShapedAdvantages({
-      advantages: {
-        data: base.advantages,
-        batch: x.responseMask.batch,
-        length: x.responseMask.length,
-      },
-      entropy: x.entropy ?? missing("entropy_adv", "entropy", "per-token entropy [batch, length]"),
-      responseMask: x.responseMask,
-      alpha: x.entropyAlpha ?? missing("entropy_adv", "entropyAlpha", "α of the entropy bonus"),
-      kappa: x.entropyKappa ?? missing("entropy_adv", "entropyKappa", "κ of the clip |A|/κ"),
-    });
-    return { advantages, returns: base.returns };
-  },
-};
-
-for (const [key, fn] of Object.entries(BUILTINS)) REGISTRY.set(key, fn);
-
-function lookup(key: unknown, owner: string): EstimatorFn {
-  const fn = typeof key === "string" ? REGISTRY.get(key) : undefined;
-  if (!fn) {
-    throw new RangeError(
-      `${owner}: unknown estimator ${show(key)}; valid keys: ${estimatorNames().join(", ")}`,
-    );
-  }
-  return fn;
-}
-
 /**
- * The estimator registered under `key`, wrapped to accept an {@link EstimatorInput}. Throws for
- * an unknown key, listing the valid ones.
+ * The estimator registered under `key`, wrapped to accept an {@link EstimatorInput}. An
+ * unknown key is a `RangeError` listing the valid keys (in registration order) with a "did you
+ * mean" for a likely typo.
  *
  * @example Usage
  * ```ts
@@ -395,18 +256,20 @@ function lookup(key: unknown, owner: string): EstimatorFn {
  * });
  * // group [1, 0]: mean 0.5, unbiased std sqrt(0.5); group [1, 1]: all zero
  * assert.ok(Math.abs(advantages[0]! - Math.SQRT1_2) < 1e-12 && advantages[4] === 0);
- * assert.throws(() => getEstimator("ppo"), /unknown estimator "ppo"; valid keys: .*dr_grpo, entropy_adv, gae/);
+ * assert.throws(() => getEstimator("grpp"), /unknown estimator "grpp"; valid keys: .*\(did you mean "grpo"\?\)/);
  * ```
  */
 export function getEstimator(key: string): (input: EstimatorInput) => AdvantageOutput {
-  const fn = lookup(key, "getEstimator");
+  const fn = ESTIMATORS.get(key);
   return (input) => fn(resolve(key, input));
 }
 
 /**
- * Registers `fn` under `key` (lowercase letters, digits and `_`, starting with a letter). A key
- * that is taken is an error unless `{ override: true }`. The function receives the
- * {@link ResolvedInput}; its own settings travel in `extra`.
+ * Registers `fn` under `key` (the key rule of `@rlvr/common`'s `Registry`: a lowercase letter,
+ * then lowercase letters, digits and `_`, words joined by `-`, optionally one final `+`; veRL's
+ * names are all of that form). A bad key or a non-function is a `TypeError`; a key that is
+ * taken is a `RangeError` unless `{ override: true }`. The function receives the {@link ResolvedInput}; its own
+ * settings travel in `extra`.
  *
  * @example Usage
  * ```ts
@@ -432,30 +295,12 @@ export function registerEstimator(
   fn: EstimatorFn,
   options: RegisterOptions = {},
 ): void {
-  if (typeof key !== "string" || !KEY.test(key)) {
-    throw new TypeError(
-      `registerEstimator: key must be lowercase letters, digits and _ starting with a letter (like veRL's "grpo"), got ${
-        show(key)
-      }`,
-    );
-  }
-  if (typeof fn !== "function") {
-    throw new TypeError(
-      `registerEstimator: fn must be a function (input) => {advantages, returns}, got ${show(fn)}`,
-    );
-  }
-  if (REGISTRY.has(key) && options.override !== true) {
-    throw new RangeError(
-      `registerEstimator: an estimator is already registered as ${
-        show(key)
-      }; pass { override: true } to replace it`,
-    );
-  }
-  REGISTRY.set(key, fn);
+  ESTIMATORS.register(key, fn, options);
 }
 
 /**
- * The registered keys, sorted.
+ * The registered keys, sorted (the error of {@link getEstimator} lists them in registration
+ * order, as every `Registry` does).
  *
  * @example Usage
  * ```ts
@@ -465,5 +310,20 @@ export function registerEstimator(
  * ```
  */
 export function estimatorNames(): string[] {
-  return [...REGISTRY.keys()].sort();
+  return ESTIMATORS.names().sort();
 }
+
+// The built-in estimators: each file registers its keys beside its math. Adding an estimator is
+// one new file and one line here.
+import "./entropy_adv.ts";
+import "./gae.ts";
+import "./gigpo.ts";
+import "./gpg.ts";
+import "./grpo.ts";
+import "./opo.ts";
+import "./passk.ts";
+import "./prime.ts";
+import "./psr_nsr.ts";
+import "./reinforce_pp.ts";
+import "./remax.ts";
+import "./rloo.ts";

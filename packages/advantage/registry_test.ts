@@ -5,7 +5,8 @@ import { gae } from "./gae.ts";
 import { gpg } from "./gpg.ts";
 import { drGrpo, grpo, grpoBatchStd } from "./grpo.ts";
 import { klShapedRewards } from "./kl_reward.ts";
-import { fromRows, placeOutcome } from "./layout.ts";
+import { placeOutcome } from "./_layout.ts";
+import { fromRows } from "./layout.ts";
 import { opo } from "./opo.ts";
 import { grpoPassk, passkAnalytic } from "./passk.ts";
 import { prime } from "./prime.ts";
@@ -186,7 +187,7 @@ Deno.test("registerEstimator: custom keys, duplicates, override, key format", ()
         "test_zero",
         () => ({ advantages: new Float64Array(), returns: new Float64Array() }),
       ),
-    /registerEstimator: an estimator is already registered as "test_zero"; pass \{ override: true \}/,
+    /^RangeError: estimator "test_zero" is already registered; pass \{ override: true \} to replace it$/,
   );
   registerEstimator("test_zero", (x) => ({
     advantages: new Float64Array(x.responseMask.data.length).fill(7),
@@ -202,19 +203,27 @@ Deno.test("registerEstimator: custom keys, duplicates, override, key format", ()
         "Bad-Key",
         () => ({ advantages: new Float64Array(), returns: new Float64Array() }),
       ),
-    /registerEstimator: key must be lowercase letters, digits and _ .*got "Bad-Key"/,
+    /^TypeError: invalid estimator key "Bad-Key": a lowercase letter, then lowercase letters/,
   );
   assert.throws(
     () => registerEstimator("test_fn", 3 as never),
-    /registerEstimator: fn must be a function/,
+    /^TypeError: estimator "test_fn" must be a function, got 3$/,
   );
 });
 
 Deno.test("registry: invalid inputs name the argument and the value", () => {
   const mask = fromRows([[1], [1], [1]]);
+  // every registered key is listed (in registration order); a likely typo gets a "did you mean"
+  assert.throws(() => getEstimator("grpo_v2"), (e: Error) => {
+    assert.ok(e instanceof RangeError);
+    const head = 'unknown estimator "grpo_v2"; valid keys: ';
+    assert.ok(e.message.startsWith(head), e.message);
+    assert.deepEqual([...e.message.slice(head.length).split(", ")].sort(), estimatorNames());
+    return true;
+  });
   assert.throws(
-    () => getEstimator("grpo_v2"),
-    /getEstimator: unknown estimator "grpo_v2"; valid keys: .*dr_grpo, entropy_adv, gae, gigpo, gpg, grpo, grpo_batch_std/,
+    () => getEstimator("gpro"),
+    /^RangeError: unknown estimator "gpro"; valid keys: .* \(did you mean "grpo"\?\)$/,
   );
   assert.throws(
     () =>

@@ -15,13 +15,14 @@
  * @module
  */
 
+import { ESTIMATORS, outcomeOf, pick } from "./_estimators.ts";
 import { checkMask, checkNumber, checkObject, checkOutcome, checkTokens } from "./_validate.ts";
-import { grpoScalars } from "./grpo.ts";
+import { grpoScalars } from "./_grpo_scalars.ts";
 import type { GroupOutcomeInput } from "./grpo.ts";
-import { broadcast } from "./layout.ts";
-import { returnsOf } from "./returns.ts";
+import { broadcast } from "./_layout.ts";
+import { returnsOf } from "./_returns.ts";
 import type { AdvantageOutput, TokenMatrix } from "./types.ts";
-import { whitenChecked } from "./whiten.ts";
+import { whitenChecked } from "./_whiten.ts";
 
 /** Input of {@link reinforcePlusPlus}. */
 export interface ReinforcePlusPlusInput {
@@ -114,3 +115,14 @@ export function reinforcePlusPlusBaseline(input: ReinforcePlusPlusBaselineInput)
   );
   return { advantages, returns: advantages.slice() };
 }
+
+ESTIMATORS.register("reinforce_plus_plus", (x) =>
+  reinforcePlusPlus({
+    tokenRewards: x.tokenRewards,
+    responseMask: x.responseMask,
+    ...pick(x, ["gamma"] as const),
+  }));
+ESTIMATORS.register(
+  "reinforce_plus_plus_baseline",
+  (x) => reinforcePlusPlusBaseline(outcomeOf("reinforce_plus_plus_baseline", x)),
+);

@@ -11,8 +11,9 @@
  * @module
  */
 
-import { checkMask, checkObject, checkSequence, checkTokens } from "./_validate.ts";
-import { returnsOf } from "./returns.ts";
+import { ESTIMATORS } from "./_estimators.ts";
+import { checkMask, checkObject, checkSequence, checkTokens, missing } from "./_validate.ts";
+import { returnsOf } from "./_returns.ts";
 import type { AdvantageOutput, TokenMatrix } from "./types.ts";
 
 /** Input of {@link remax}. */
@@ -64,3 +65,11 @@ export function remax(input: RemaxInput): AdvantageOutput {
   }
   return { advantages, returns };
 }
+
+ESTIMATORS.register("remax", (x) =>
+  remax({
+    tokenRewards: x.tokenRewards,
+    responseMask: x.responseMask,
+    baselineRewards: x.baselineRewards ??
+      missing("remax", "baselineRewards", "the greedy response's reward per response"),
+  }));

@@ -19,6 +19,7 @@
  */
 
 import { checkChoice, checkMask, checkNumber, checkTokens } from "./_validate.ts";
+import { returnsOf } from "./_returns.ts";
 import type { TokenMatrix } from "./types.ts";
 
 /** How a masked position inside a response affects the reverse scan. */
@@ -56,30 +57,4 @@ export function discountedReturns(
   const gamma = checkNumber(owner, "gamma", options.gamma ?? 1, { min: 0, max: 1 });
   const mode = checkChoice(owner, "maskMode", options.maskMode ?? "reset", ["reset", "skip"]);
   return returnsOf(tokenRewards, mask, gamma, mode);
-}
-
-/** {@link discountedReturns} on already-checked inputs. */
-export function returnsOf(
-  tokenRewards: TokenMatrix,
-  mask: TokenMatrix,
-  gamma: number,
-  mode: MaskMode,
-): Float64Array {
-  const { batch, length } = mask;
-  const out = new Float64Array(batch * length);
-  const md = mask.data;
-  const rd = tokenRewards.data;
-  for (let i = 0; i < batch; i++) {
-    let running = 0;
-    for (let t = length - 1; t >= 0; t--) {
-      const k = i * length + t;
-      if (md[k] === 1) {
-        running = rd[k]! + gamma * running;
-        out[k] = running;
-      } else if (mode === "reset") {
-        running = 0;
-      }
-    }
-  }
-  return out;
 }

@@ -11,10 +11,11 @@
  * @module
  */
 
+import { ESTIMATORS, outcomeOf } from "./_estimators.ts";
 import { checkOutcome } from "./_validate.ts";
-import { statsOf } from "./group.ts";
+import { statsOf } from "./_group.ts";
 import type { GroupOutcomeInput } from "./grpo.ts";
-import { broadcast } from "./layout.ts";
+import { broadcast } from "./_layout.ts";
 import type { AdvantageOutput, GroupIndex } from "./types.ts";
 
 /** Input of {@link rloo}. */
@@ -51,7 +52,7 @@ export function rloo(input: RlooInput): AdvantageOutput {
 }
 
 /** RLOO scalars of already-checked inputs. */
-export function rlooScalars(rewards: ArrayLike<number>, index: GroupIndex): Float64Array {
+function rlooScalars(rewards: ArrayLike<number>, index: GroupIndex): Float64Array {
   const out = new Float64Array(rewards.length);
   for (const g of statsOf(rewards, index)) {
     const n = g.count;
@@ -61,3 +62,5 @@ export function rlooScalars(rewards: ArrayLike<number>, index: GroupIndex): Floa
   }
   return out;
 }
+
+ESTIMATORS.register("rloo", (x) => rloo(outcomeOf("rloo", x)));

@@ -1,6 +1,7 @@
 /**
  * `@rlvr/common`: the bottom of the workspace's dependency order, shared by every package that
- * reads or writes files of records or draws seeded random numbers; it imports nothing.
+ * reads or writes files of records, draws seeded random numbers or keeps a registry of named
+ * functions; it imports nothing.
  *
  * - **JSON Lines** (`jsonl.ts`): {@link JsonlWriter} and {@link AppendFile} (one `write` per
  *   record on an O_APPEND file, a torn last line refused or cut), {@link readJsonl} /
@@ -13,6 +14,10 @@
  *   and the seed mixers {@link splitmix32} and {@link fmix32}, behind `@rlvr/tensor`'s `Rng`,
  *   `@rlvr/sampling`'s selection/bandit/dataset generator and `@rlvr/rewards`' task generators
  *   and CAS, each stream unchanged (pinned by tests).
+ * - **Registries** (`registry.ts`): {@link Registry}, the one idiom behind `@rlvr/advantage`'s
+ *   estimators and `@rlvr/objectives`' policy losses, aggregations and KL estimators: one key
+ *   rule, duplicates refused unless `{ override: true }`, registration order, and unknown keys
+ *   that list the valid ones with a "did you mean".
  *
  * @example Usage
  * ```ts
@@ -30,17 +35,7 @@
  * @module
  */
 
-export { readTextOrNull, writeFileAtomic } from "./atomic.ts";
-export {
-  AppendFile,
-  type AppendFileOptions,
-  type JsonlContent,
-  JsonlWriter,
-  type JsonlWriterOptions,
-  parseJsonl,
-  readJsonl,
-  readLines,
-  reviveNonFinite,
-  truncateJsonl,
-} from "./jsonl.ts";
-export { fmix32, mulberry32, Sfc32, splitmix32, type Words4, Xoshiro128ss } from "./prng.ts";
+export * from "./atomic.ts";
+export * from "./jsonl.ts";
+export * from "./prng.ts";
+export * from "./registry.ts";

@@ -22,6 +22,7 @@
  * @module
  */
 
+import { Registry } from "@rlvr/common";
 import { type Tensor, tidy } from "@rlvr/tensor";
 import type { AggregationMode, AggregationOptions } from "./types.ts";
 import { check2d, checkKnownKeys, checkNumber, checkSameShape } from "./_util.ts";
@@ -32,7 +33,8 @@ import { check2d, checkKnownKeys, checkNumber, checkSameShape } from "./_util.ts
  */
 export type AggregationFn = (loss: Tensor, mask: Tensor, options: AggregationOptions) => Tensor;
 
-const registry = new Map<string, AggregationFn>();
+/** Every aggregation mode, by key; the built-in ones register beside their formulas below. */
+const AGGREGATIONS = new Registry<AggregationFn>("aggregation mode");
 
 const AGG_OPTION_KEYS = ["globalTokens", "globalSequences", "lossScaleFactor"] as const;
 
@@ -60,18 +62,21 @@ function tokenMean(loss: Tensor, mask: Tensor, options: AggregationOptions): Ten
   const n = denominator(options.globalTokens, () => mask.sum(), "globalTokens");
   return loss.mul(mask).sum().div(n);
 }
+AGGREGATIONS.register("token-mean", tokenMean);
 
 function seqMeanTokenSum(loss: Tensor, mask: Tensor, options: AggregationOptions): Tensor {
   const { sums, lens } = seqParts(loss, mask);
   const n = denominator(options.globalSequences, () => nonEmpty(lens).sum(), "globalSequences");
   return sums.sum().div(n);
 }
+AGGREGATIONS.register("seq-mean-token-sum", seqMeanTokenSum);
 
 function seqMeanTokenMean(loss: Tensor, mask: Tensor, options: AggregationOptions): Tensor {
   const { sums, lens } = seqParts(loss, mask);
   const n = denominator(options.globalSequences, () => nonEmpty(lens).sum(), "globalSequences");
   return sums.div(lens.clamp(1)).sum().div(n);
 }
+AGGREGATIONS.register("seq-mean-token-mean", seqMeanTokenMean);
 
 function seqMeanTokenSumNorm(loss: Tensor, mask: Tensor, options: AggregationOptions): Tensor {
   const scale = options.lossScaleFactor === undefined
@@ -82,9 +87,13 @@ function seqMeanTokenSumNorm(loss: Tensor, mask: Tensor, options: AggregationOpt
     });
   return seqMeanTokenSum(loss, mask, options).div(scale);
 }
+AGGREGATIONS.register("seq-mean-token-sum-norm", seqMeanTokenSumNorm);
 
 /**
- * Registers an aggregation mode under `name`; an existing name throws unless `override`.
+ * Registers an aggregation mode under `name` (the key rule of `@rlvr/common`'s `Registry`: a
+ * lowercase letter, then lowercase letters, digits and `_`, words joined by `-`, optionally one
+ * final `+`); a bad name or a non-function is a `TypeError`, a taken name a `RangeError` unless
+ * `{ override: true }`.
  *
  * @example Usage
  * ```ts
@@ -101,19 +110,7 @@ export function registerAggregation(
   fn: AggregationFn,
   options: { override?: boolean } = {},
 ): void {
-  if (typeof name !== "string" || name === "") {
-    throw new TypeError(
-      `registerAggregation: name must be a non-empty string, got ${JSON.stringify(name)}`,
-    );
-  }
-  if (registry.has(name) && !options.override) {
-    throw new Error(
-      `registerAggregation: ${
-        JSON.stringify(name)
-      } is already registered; pass { override: true } to replace it`,
-    );
-  }
-  registry.set(name, fn);
+  AGGREGATIONS.register(name, fn, options);
 }
 
 /**
@@ -127,30 +124,24 @@ export function registerAggregation(
  * ```
  */
 export function aggregationNames(): string[] {
-  return [...registry.keys()];
+  return AGGREGATIONS.names();
 }
 
 /**
- * The aggregation registered as `name`; an unknown name throws, listing the valid ones.
+ * The aggregation registered as `name`; an unknown name is a `RangeError` listing the valid
+ * ones, with a "did you mean" for a likely typo.
  *
  * @example Usage
  * ```ts
  * import { getAggregation } from "@rlvr/objectives";
  * import assert from "node:assert/strict";
  * assert.equal(typeof getAggregation("token-mean"), "function");
- * assert.throws(() => getAggregation("mean"), /valid modes: token-mean/);
+ * assert.throws(() => getAggregation("mean"), /valid keys: token-mean/);
+ * assert.throws(() => getAggregation("token_mean"), /\(did you mean "token-mean"\?\)$/);
  * ```
  */
 export function getAggregation(name: AggregationMode | string): AggregationFn {
-  const fn = registry.get(name);
-  if (fn === undefined) {
-    throw new RangeError(
-      `aggregate: unknown aggregation mode ${JSON.stringify(name)}; valid modes: ${
-        aggregationNames().join(", ")
-      }`,
-    );
-  }
-  return fn;
+  return AGGREGATIONS.get(name);
 }
 
 /**
@@ -190,8 +181,3 @@ export function aggregate(
   checkKnownKeys("aggregate", "option", options, AGG_OPTION_KEYS);
   return tidy(() => fn(loss, mask.dtype === "f32" ? mask : mask.cast("f32"), options));
 }
-
-registerAggregation("token-mean", tokenMean);
-registerAggregation("seq-mean-token-sum", seqMeanTokenSum);
-registerAggregation("seq-mean-token-mean", seqMeanTokenMean);
-registerAggregation("seq-mean-token-sum-norm", seqMeanTokenSumNorm);

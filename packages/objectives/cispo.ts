@@ -19,6 +19,7 @@
  * @module
  */
 
+import { POLICY_LOSSES } from "./_policy_losses.ts";
 import { noGrad } from "@rlvr/tensor";
 import { definePolicyLoss, type PolicyLossContext, type PolicyLossTerms } from "./policy_loss.ts";
 import type { PolicyLossFn } from "./types.ts";
@@ -62,3 +63,5 @@ function cispoCore(ctx: PolicyLossContext): PolicyLossTerms {
 export const cispoLoss: PolicyLossFn = definePolicyLoss("cispo", cispoCore, {
   defaults: { clipRatioLow: 1 },
 });
+
+POLICY_LOSSES.register("cispo", cispoLoss);

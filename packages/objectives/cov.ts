@@ -26,6 +26,7 @@
  * @module
  */
 
+import { POLICY_LOSSES } from "./_policy_losses.ts";
 import { noGrad, rand, type RandomOptions, type Tensor, where } from "@rlvr/tensor";
 import { topKMask } from "./_select.ts";
 import { and, checkNumber, maskedMean } from "./_util.ts";
@@ -170,3 +171,6 @@ export const clipCovLoss: PolicyLossFn = definePolicyLoss("clip_cov", clipCovCor
 export const klCovLoss: PolicyLossFn = definePolicyLoss("kl_cov", klCovCore, {
   validate: (o) => checkCov("kl_cov", o, false),
 });
+
+POLICY_LOSSES.register("clip_cov", clipCovLoss);
+POLICY_LOSSES.register("kl_cov", klCovLoss);

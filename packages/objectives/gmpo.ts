@@ -18,6 +18,7 @@
  * @module
  */
 
+import { POLICY_LOSSES } from "./_policy_losses.ts";
 import { noGrad, sign } from "@rlvr/tensor";
 import { and } from "./_util.ts";
 import { definePolicyLoss, type PolicyLossContext, type PolicyLossTerms } from "./policy_loss.ts";
@@ -71,3 +72,6 @@ function gmpoCore(ctx: PolicyLossContext): PolicyLossTerms {
 export const gmpoLoss: PolicyLossFn = definePolicyLoss("gmpo", gmpoCore, {
   defaults: { clipRatio: 0.4, aggregation: "seq-mean-token-mean" },
 });
+
+POLICY_LOSSES.register("gmpo", gmpoLoss);
+POLICY_LOSSES.register("geo_mean", gmpoLoss);

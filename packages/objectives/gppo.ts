@@ -13,7 +13,8 @@
  * @module
  */
 
-import { clippedSurrogate } from "./ppo_clip.ts";
+import { POLICY_LOSSES } from "./_policy_losses.ts";
+import { clippedSurrogate } from "./_clip.ts";
 import { definePolicyLoss, type PolicyLossContext, type PolicyLossTerms } from "./policy_loss.ts";
 import type { PolicyLossFn } from "./types.ts";
 
@@ -50,3 +51,5 @@ function gppoCore(ctx: PolicyLossContext): PolicyLossTerms {
  * ```
  */
 export const gppoLoss: PolicyLossFn = definePolicyLoss("gppo", gppoCore);
+
+POLICY_LOSSES.register("gppo", gppoLoss);

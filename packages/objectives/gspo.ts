@@ -22,6 +22,7 @@
  * @module
  */
 
+import { POLICY_LOSSES } from "./_policy_losses.ts";
 import { noGrad } from "@rlvr/tensor";
 import { and, rowMean } from "./_util.ts";
 import { definePolicyLoss, type PolicyLossContext, type PolicyLossTerms } from "./policy_loss.ts";
@@ -129,3 +130,6 @@ export const gspoLoss: PolicyLossFn = definePolicyLoss("gspo", gspoCore, {
 export const gspoTokenLoss: PolicyLossFn = definePolicyLoss("gspo_token", gspoTokenCore, {
   defaults: GSPO_DEFAULTS,
 });
+
+POLICY_LOSSES.register("gspo", gspoLoss);
+POLICY_LOSSES.register("gspo_token", gspoTokenLoss);

@@ -23,6 +23,7 @@
  */
 
 import { type Tensor, tidy, where } from "@rlvr/tensor";
+import { KL_ESTIMATORS } from "./_kl_estimators.ts";
 import type { KlEstimator } from "./types.ts";
 import { aggregate } from "./aggregate.ts";
 import {
@@ -36,17 +37,27 @@ import {
 } from "./_util.ts";
 import type { AggregationOptions, LossOutput } from "./types.ts";
 
-const CANONICAL: Record<KlEstimator, "k1" | "abs" | "k2" | "k3" | "k3+"> = {
-  k1: "k1",
-  kl: "k1",
-  abs: "abs",
-  k2: "k2",
-  mse: "k2",
-  k3: "k3",
-  low_var_kl: "k3",
-  "k3+": "k3+",
-  "low_var_kl+": "k3+",
-};
+KL_ESTIMATORS.register("k1", (d) => d);
+KL_ESTIMATORS.register("kl", KL_ESTIMATORS.get("k1"));
+KL_ESTIMATORS.register("abs", (d) => d.abs());
+const k2 = (d: Tensor): Tensor => d.square().mul(0.5);
+KL_ESTIMATORS.register("k2", k2);
+KL_ESTIMATORS.register("mse", k2);
+
+function k3(d: Tensor): Tensor {
+  const logR = d.neg().clamp(-20, 20);
+  return logR.exp().sub(logR).sub(1).clamp(-10, 10);
+}
+KL_ESTIMATORS.register("k3", k3);
+KL_ESTIMATORS.register("low_var_kl", k3);
+
+/** Value of k3, gradient of k2 (straight-through). */
+function k3Plus(d: Tensor): Tensor {
+  const sq = k2(d);
+  return sq.sub(sq.detach()).add(k3(d).detach());
+}
+KL_ESTIMATORS.register("k3+", k3Plus);
+KL_ESTIMATORS.register("low_var_kl+", k3Plus);
 
 /**
  * The KL estimator keys accepted by {@link klPenalty} (veRL's names included).
@@ -59,18 +70,14 @@ const CANONICAL: Record<KlEstimator, "k1" | "abs" | "k2" | "k3" | "k3+"> = {
  * ```
  */
 export function klEstimatorNames(): KlEstimator[] {
-  return Object.keys(CANONICAL) as KlEstimator[];
-}
-
-function k3(d: Tensor): Tensor {
-  const logR = d.neg().clamp(-20, 20);
-  return logR.exp().sub(logR).sub(1).clamp(-10, 10);
+  return KL_ESTIMATORS.names() as KlEstimator[];
 }
 
 /**
  * Per-token KL estimate `[B, T]` between `logProbs` (π_θ) and `refLogProbs` (π_ref), by
  * estimator `kind` (table in the module doc; veRL `kl_penalty(logprob, ref_logprob,
- * kl_penalty)`). Differentiable in both arguments. Unknown kinds throw, listing the valid ones.
+ * kl_penalty)`). Differentiable in both arguments. An unknown kind is a `RangeError` listing the
+ * valid ones, with a "did you mean" for a likely typo.
  *
  * @example Usage
  * ```ts
@@ -87,32 +94,9 @@ function k3(d: Tensor): Tensor {
  * ```
  */
 export function klPenalty(logProbs: Tensor, refLogProbs: Tensor, kind: KlEstimator = "k3"): Tensor {
-  const canonical = CANONICAL[kind];
-  if (canonical === undefined) {
-    throw new RangeError(
-      `klPenalty: unknown KL estimator ${JSON.stringify(kind)}; valid estimators: ${
-        klEstimatorNames().join(", ")
-      }`,
-    );
-  }
+  const estimate = KL_ESTIMATORS.get(kind);
   checkSameShape("klPenalty", "refLogProbs", refLogProbs, logProbs, "logProbs");
-  return tidy(() => {
-    const d = logProbs.sub(refLogProbs);
-    switch (canonical) {
-      case "k1":
-        return d;
-      case "abs":
-        return d.abs();
-      case "k2":
-        return d.square().mul(0.5);
-      case "k3":
-        return k3(d);
-      case "k3+": {
-        const k2 = d.square().mul(0.5);
-        return k2.sub(k2.detach()).add(k3(d).detach());
-      }
-    }
-  });
+  return tidy(() => estimate(logProbs.sub(refLogProbs)));
 }
 
 /**

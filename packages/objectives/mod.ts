@@ -14,7 +14,9 @@
  * names (`getPolicyLoss("vanilla")`) and share one frame (`definePolicyLoss`) for masking,
  * off-policy weights, aggregation, KL and entropy terms and metrics, so a new loss supplies only
  * its per-token formula. Numbers match veRL's `core_algos.py` (and TRL where it has the loss) on
- * valid positions; each file documents the function it matches and where it differs.
+ * valid positions; each file documents the function it matches and where it differs. Each
+ * loss's file registers its keys (`registry.ts` lists the files); files whose names start with
+ * `_` are internal and not exported.
  *
  * @example Usage
  * ```ts
@@ -42,66 +44,25 @@
 // `Tensor` (and the types its public methods mention) come from `@rlvr/tensor`; they are
 // re-exported as types so that this package's API documentation is complete on its own.
 export type * from "@rlvr/tensor/types";
-export type {
-  AggregationMode,
-  AggregationOptions,
-  KlEstimator,
-  LossOutput,
-  Metrics,
-  OffPolicyLevel,
-  OffPolicyOptions,
-  PolicyLossFn,
-  PolicyLossInputs,
-  PolicyLossOptions,
-} from "./types.ts";
-export {
-  aggregate,
-  type AggregationFn,
-  aggregationNames,
-  getAggregation,
-  registerAggregation,
-} from "./aggregate.ts";
-export {
-  definePolicyLoss,
-  POLICY_LOSS_OPTION_KEYS,
-  type PolicyLossContext,
-  type PolicyLossCore,
-  type PolicyLossDefinition,
-  type PolicyLossTerms,
-  type ResolvedPolicyLossOptions,
-} from "./policy_loss.ts";
-export {
-  computePolicyLoss,
-  getPolicyLoss,
-  policyLossNames,
-  registerPolicyLoss,
-} from "./registry.ts";
-export { decoupledPpoLoss, vanillaLoss } from "./ppo_clip.ts";
-export { gspoLoss, gspoTokenLoss } from "./gspo.ts";
-export { cispoLoss } from "./cispo.ts";
-export { gppoLoss } from "./gppo.ts";
-export { gmpoLoss } from "./gmpo.ts";
-export { sapoLoss } from "./sapo.ts";
-export { clipCovLoss, klCovLoss } from "./cov.ts";
-export { nsrLoss, psrLoss, reinforceLoss, wReinforceLoss } from "./reinforce.ts";
-export {
-  decoupledImportanceWeights,
-  offPolicySequenceMask,
-  rejectionMask,
-  truncatedImportanceWeights,
-} from "./off_policy.ts";
-export { applyKlPenalty, klEstimatorNames, klLoss, klPenalty } from "./kl.ts";
-export {
-  AdaptiveKlController,
-  type AdaptiveKlOptions,
-  createKlController,
-  FixedKlController,
-  type KlController,
-  type KlControllerConfig,
-} from "./kl_controller.ts";
-export { entropyLoss, highEntropyMask, tokenEntropy } from "./entropy.ts";
-export { valueLoss, type ValueLossInputs, type ValueLossOptions } from "./value_loss.ts";
-export { sftLoss } from "./sft.ts";
-export { type DpoInputs, dpoLoss, sequenceLogProbs } from "./dpo.ts";
-export { disposeMetrics, readMetrics } from "./metrics.ts";
-export { validatePolicyInputs } from "./validate.ts";
+export * from "./types.ts";
+export * from "./aggregate.ts";
+export * from "./policy_loss.ts";
+// The registry before the losses, so that the package registers them in the order of its list.
+export * from "./registry.ts";
+export * from "./ppo_clip.ts";
+export * from "./gspo.ts";
+export * from "./cispo.ts";
+export * from "./gppo.ts";
+export * from "./gmpo.ts";
+export * from "./sapo.ts";
+export * from "./cov.ts";
+export * from "./reinforce.ts";
+export * from "./off_policy.ts";
+export * from "./kl.ts";
+export * from "./kl_controller.ts";
+export * from "./entropy.ts";
+export * from "./value_loss.ts";
+export * from "./sft.ts";
+export * from "./dpo.ts";
+export * from "./metrics.ts";
+export * from "./validate.ts";

@@ -33,7 +33,8 @@
 import { noGrad, type Tensor, tidy, zeros } from "@rlvr/tensor";
 import { getAggregation } from "./aggregate.ts";
 import { highEntropyMask, tokenEntropy } from "./entropy.ts";
-import { klEstimatorNames, klPenalty } from "./kl.ts";
+import { KL_ESTIMATORS } from "./_kl_estimators.ts";
+import { klPenalty } from "./kl.ts";
 import {
   decoupledImportanceWeights,
   offPolicySequenceMask,
@@ -451,10 +452,5 @@ function checkInputs(
 }
 
 function klTypeCheck(name: string, klType: unknown): void {
-  const names: string[] = klEstimatorNames();
-  if (!names.includes(klType as string)) {
-    throw new RangeError(
-      `${name}: unknown klType ${JSON.stringify(klType)}; valid estimators: ${names.join(", ")}`,
-    );
-  }
+  KL_ESTIMATORS.get(klType as string, `${name}: klType`);
 }

@@ -18,44 +18,10 @@
  * @module
  */
 
-import { noGrad, type Tensor, where } from "@rlvr/tensor";
-import { and } from "./_util.ts";
+import { POLICY_LOSSES } from "./_policy_losses.ts";
+import { clippedSurrogate } from "./_clip.ts";
 import { definePolicyLoss, type PolicyLossContext, type PolicyLossTerms } from "./policy_loss.ts";
 import type { PolicyLossFn } from "./types.ts";
-
-/**
- * The clipped surrogate with dual clip on a given ratio and clipped ratio (internal; shared with
- * GPPO, which passes its gradient-preserving clipped ratio): per-token loss and clip indicators.
- */
-export function clippedSurrogate(
-  ctx: PolicyLossContext,
-  ratio: Tensor,
-  clipped: Tensor,
-): PolicyLossTerms {
-  const a = ctx.advantages;
-  const pg1 = a.neg().mul(ratio);
-  const pg2 = a.neg().mul(clipped);
-  const clip1 = pg1.maximum(pg2);
-  const negative = a.lt(0);
-  const c = ctx.options.clipRatioC;
-  let perToken = clip1;
-  let dual: Tensor | undefined;
-  if (Number.isFinite(c)) {
-    const pg3 = a.neg().mul(c);
-    perToken = where(negative, pg3.minimum(clip1), clip1);
-    dual = noGrad(() => and(clip1.gt(pg3), negative));
-  }
-  return noGrad(() => {
-    const isClipped = pg2.gt(pg1);
-    const terms: PolicyLossTerms = {
-      perToken,
-      clippedLow: and(isClipped, negative),
-      clippedHigh: and(isClipped, a.gt(0)),
-    };
-    if (dual !== undefined) terms.clippedDual = dual;
-    return terms;
-  });
-}
 
 function vanillaCore(ctx: PolicyLossContext): PolicyLossTerms {
   const { clipRatioLow: low, clipRatioHigh: high } = ctx.options;
@@ -120,3 +86,6 @@ export const vanillaLoss: PolicyLossFn = definePolicyLoss("vanilla", vanillaCore
 export const decoupledPpoLoss: PolicyLossFn = definePolicyLoss("decoupled_ppo", vanillaCore, {
   defaults: { offPolicy: { decoupled: {} } },
 });
+
+POLICY_LOSSES.register("vanilla", vanillaLoss);
+POLICY_LOSSES.register("decoupled_ppo", decoupledPpoLoss);

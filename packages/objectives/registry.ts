@@ -17,29 +17,28 @@
  * | `reinforce`, `gpg`   | `−A·log π`                                  | `gpg`                     |
  * | `nsr`, `psr`, `w_reinforce` | sign-split REINFORCE                 | —                         |
  *
- * Design decision: veRL's `gspo` mode computes the token form of GSPO; here `gspo` is the
- * sequence-level objective as the paper writes it and `gspo_token` is veRL's (they agree in
- * value and gradient when advantages are constant per sequence, which is how GRPO-style
- * advantages are built).
+ * Design decisions:
+ * - veRL's `gspo` mode computes the token form of GSPO; here `gspo` is the sequence-level
+ *   objective as the paper writes it and `gspo_token` is veRL's (they agree in value and
+ *   gradient when advantages are constant per sequence, which is how GRPO-style advantages are
+ *   built).
+ * - The keys live in one `Registry` of `@rlvr/common` (its key rule, its errors, registration
+ *   order). Each built-in loss registers itself at the end of its own file, beside its math;
+ *   the list of those files is at the end of this module, so adding a loss is one new file and
+ *   one import line there.
  *
  * @module
  */
 
-import { clipCovLoss, klCovLoss } from "./cov.ts";
-import { cispoLoss } from "./cispo.ts";
-import { gmpoLoss } from "./gmpo.ts";
-import { gppoLoss } from "./gppo.ts";
-import { gspoLoss, gspoTokenLoss } from "./gspo.ts";
-import { decoupledPpoLoss, vanillaLoss } from "./ppo_clip.ts";
-import { nsrLoss, psrLoss, reinforceLoss, wReinforceLoss } from "./reinforce.ts";
-import { sapoLoss } from "./sapo.ts";
+import { POLICY_LOSSES } from "./_policy_losses.ts";
 import type { LossOutput, PolicyLossFn, PolicyLossInputs, PolicyLossOptions } from "./types.ts";
-
-const registry = new Map<string, PolicyLossFn>();
 
 /**
  * Registers a policy loss under `name` (build it with `definePolicyLoss` to get the shared
- * masking, aggregation and metrics). An existing name throws unless `override`.
+ * masking, aggregation and metrics). The name follows the key rule of `@rlvr/common`'s
+ * `Registry` (a lowercase letter, then lowercase letters, digits and `_`, words joined by `-`,
+ * optionally one final `+`); a bad name or a non-function is a `TypeError`, a taken name a
+ * `RangeError` unless `{ override: true }`.
  *
  * @example Usage
  * ```ts
@@ -58,26 +57,12 @@ export function registerPolicyLoss(
   fn: PolicyLossFn,
   options: { override?: boolean } = {},
 ): void {
-  if (typeof name !== "string" || name === "") {
-    throw new TypeError(
-      `registerPolicyLoss: name must be a non-empty string, got ${JSON.stringify(name)}`,
-    );
-  }
-  if (typeof fn !== "function") {
-    throw new TypeError(`registerPolicyLoss: ${name}: fn must be a function, got ${typeof fn}`);
-  }
-  if (registry.has(name) && !options.override) {
-    throw new Error(
-      `registerPolicyLoss: ${
-        JSON.stringify(name)
-      } is already registered; pass { override: true } to replace it`,
-    );
-  }
-  registry.set(name, fn);
+  POLICY_LOSSES.register(name, fn, options);
 }
 
 /**
- * The registered policy-loss keys, in registration order.
+ * The registered policy-loss keys, in registration order: for a program that loads the package
+ * through `mod.ts`, the built-ins in the order of the list in `registry.ts`, then custom ones.
  *
  * @example Usage
  * ```ts
@@ -88,12 +73,12 @@ export function registerPolicyLoss(
  * ```
  */
 export function policyLossNames(): string[] {
-  return [...registry.keys()];
+  return POLICY_LOSSES.names();
 }
 
 /**
  * The policy loss registered as `key` (veRL `get_policy_loss_fn`); an unknown key throws a
- * RangeError listing the valid keys.
+ * RangeError listing the valid keys, with a "did you mean" for a likely typo.
  *
  * @example Usage
  * ```ts
@@ -101,18 +86,11 @@ export function policyLossNames(): string[] {
  * import assert from "node:assert/strict";
  * assert.equal(typeof getPolicyLoss("gspo"), "function");
  * assert.throws(() => getPolicyLoss("ppo2"), /unknown policy loss "ppo2"; valid keys: vanilla/);
+ * assert.throws(() => getPolicyLoss("cipso"), /\(did you mean "cispo"\?\)$/);
  * ```
  */
 export function getPolicyLoss(key: string): PolicyLossFn {
-  const fn = registry.get(key);
-  if (fn === undefined) {
-    throw new RangeError(
-      `getPolicyLoss: unknown policy loss ${JSON.stringify(key)}; valid keys: ${
-        policyLossNames().join(", ")
-      }`,
-    );
-  }
-  return fn;
+  return POLICY_LOSSES.get(key);
 }
 
 /**
@@ -140,19 +118,13 @@ export function computePolicyLoss(
   return getPolicyLoss(key)(inputs, options);
 }
 
-registerPolicyLoss("vanilla", vanillaLoss);
-registerPolicyLoss("decoupled_ppo", decoupledPpoLoss);
-registerPolicyLoss("gspo", gspoLoss);
-registerPolicyLoss("gspo_token", gspoTokenLoss);
-registerPolicyLoss("cispo", cispoLoss);
-registerPolicyLoss("gppo", gppoLoss);
-registerPolicyLoss("gmpo", gmpoLoss);
-registerPolicyLoss("geo_mean", gmpoLoss);
-registerPolicyLoss("sapo", sapoLoss);
-registerPolicyLoss("clip_cov", clipCovLoss);
-registerPolicyLoss("kl_cov", klCovLoss);
-registerPolicyLoss("reinforce", reinforceLoss);
-registerPolicyLoss("gpg", reinforceLoss);
-registerPolicyLoss("nsr", nsrLoss);
-registerPolicyLoss("psr", psrLoss);
-registerPolicyLoss("w_reinforce", wReinforceLoss);
+// The built-in losses: each file registers its keys beside its math, in this order when the
+// package is loaded through mod.ts. Adding a loss is one new file and one line here.
+import "./ppo_clip.ts";
+import "./gspo.ts";
+import "./cispo.ts";
+import "./gppo.ts";
+import "./gmpo.ts";
+import "./sapo.ts";
+import "./cov.ts";
+import "./reinforce.ts";

@@ -56,7 +56,7 @@ Deno.test("registry: built-in keys, aliases, unknown keys list the valid ones", 
   );
   assert.throws(
     () => registerPolicyLoss("", getPolicyLoss("gspo")),
-    /name must be a non-empty string/,
+    /^TypeError: invalid policy loss key "": a lowercase letter/,
   );
   const custom = definePolicyLoss("test_zero", (ctx) => ({ perToken: ctx.logProbs.mul(0) }));
   registerPolicyLoss("test_zero", custom);

@@ -17,6 +17,7 @@
  * @module
  */
 
+import { POLICY_LOSSES } from "./_policy_losses.ts";
 import { checkNumber } from "./_util.ts";
 import { definePolicyLoss, type PolicyLossContext, type PolicyLossTerms } from "./policy_loss.ts";
 import type { PolicyLossFn, PolicyLossOptions } from "./types.ts";
@@ -118,3 +119,9 @@ export const psrLoss: PolicyLossFn = define("psr", { negativeWeight: 0 });
  * ```
  */
 export const wReinforceLoss: PolicyLossFn = define("w_reinforce", { positiveWeight: 0.1 });
+
+POLICY_LOSSES.register("reinforce", reinforceLoss);
+POLICY_LOSSES.register("gpg", reinforceLoss);
+POLICY_LOSSES.register("nsr", nsrLoss);
+POLICY_LOSSES.register("psr", psrLoss);
+POLICY_LOSSES.register("w_reinforce", wReinforceLoss);

@@ -14,6 +14,7 @@
  * @module
  */
 
+import { POLICY_LOSSES } from "./_policy_losses.ts";
 import { noGrad } from "@rlvr/tensor";
 import { checkNumber, maskedMean } from "./_util.ts";
 import { definePolicyLoss, type PolicyLossContext, type PolicyLossTerms } from "./policy_loss.ts";
@@ -61,3 +62,5 @@ export const sapoLoss: PolicyLossFn = definePolicyLoss("sapo", sapoCore, {
     checkNumber("sapo", "tauNeg", o.tauNeg ?? 1.05, { min: 0, minExclusive: true });
   },
 });
+
+POLICY_LOSSES.register("sapo", sapoLoss);

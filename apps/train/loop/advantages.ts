@@ -1,9 +1,10 @@
 /**
- * The advantages of a batch: the configured estimator of `@rlvr/advantage` called with the
- * batch's rewards, mask and groups, plus whatever that estimator reads (`estimatorNeeds`):
- * critic values (`gae`), the greedy baseline's rewards (`remax`), implicit process rewards
- * (`prime`), per-token entropies (`entropy_adv`), turn spans (`gigpo`), and the KL-shaped rewards
- * of `kl.placement: reward`.
+ * The advantages of a batch: the configured estimator of `@rlvr/advantage` called with one
+ * `EstimatorInput` holding everything the batch has: rewards, mask, groups and turn spans always,
+ * plus the per-token inputs the run scores for its estimator (`estimatorNeeds`: critic values,
+ * the greedy baseline's rewards, implicit process rewards, per-token entropies) and the
+ * KL-shaped rewards of `kl.placement: reward`. No estimator is named here: each reads the fields
+ * it needs and ignores the rest.
  *
  * Design decisions:
  * - **PRIME's implicit PRM is the policy itself**: the process reward of a token is
@@ -18,7 +19,12 @@
  * @module
  */
 
-import { type AdvantageOutput, type EstimatorInput, getEstimator } from "@rlvr/advantage";
+import {
+  type AdvantageOutput,
+  type EstimatorInput,
+  getEstimator,
+  type GigpoTurn,
+} from "@rlvr/advantage";
 import type { Config } from "../config/types.ts";
 import { estimatorNeeds, estimatorSettings, PRIME_BETA_DEFAULT } from "../config/mapping.ts";
 import type { PreScores } from "./scoring.ts";
@@ -60,8 +66,8 @@ export function estimatorInput(
   const { items, B, Tc } = batch;
   const settings = estimatorSettings(config);
   const needs = estimatorNeeds(config);
-  const input: Record<string, unknown> = {
-    ...settings.options,
+  const input: EstimatorInput = {
+    ...(settings.options as Partial<EstimatorInput>),
     rewards: items.map((it) => it.reward),
     responseMask: matrix(batch, batch.mask),
     index: items.map((it) => it.group),
@@ -88,12 +94,11 @@ export function estimatorInput(
     input.processRewards = matrix(batch, process);
   }
   if (needs.entropy) input.entropy = matrix(batch, required(scores.entropy, "entropies"));
-  if (config.algorithm.estimator === "gigpo") {
-    input.turns = items.map((it) =>
-      (it as { turnSpans?: unknown }).turnSpans ??
-        [{ state: "", start: 0, end: it.completionIds.length }]
-    );
-  }
+  // An episode brings its turn spans; a single-turn completion is one turn spanning it.
+  input.turns = items.map((it) =>
+    (it as { turnSpans?: readonly GigpoTurn[] }).turnSpans ??
+      [{ state: "", start: 0, end: it.completionIds.length }]
+  );
   if (settings.klInReward !== null) {
     input.klInReward = {
       logProbs: matrix(batch, required(scores.old, "old log-probs")),
@@ -102,7 +107,7 @@ export function estimatorInput(
       penalty: settings.klInReward.penalty,
     };
   }
-  return input as unknown as EstimatorInput;
+  return input;
 }
 
 /**
