@@ -320,6 +320,7 @@ import "./gae.ts";
 import "./gigpo.ts";
 import "./gpg.ts";
 import "./grpo.ts";
+import "./grpo_vectorized.ts";
 import "./opo.ts";
 import "./passk.ts";
 import "./prime.ts";
