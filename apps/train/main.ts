@@ -16,6 +16,7 @@
 import { CliError, parseCli, usage } from "./cli.ts";
 import { ConfigError } from "./config/errors.ts";
 import { configToYaml, loadConfig } from "./config/load.ts";
+import { RunLockedError } from "./run/run_lock.ts";
 
 /**
  * Runs `deno task train` with `args`; returns the exit code (0 ok, 1 the run failed, 2 bad
@@ -70,6 +71,8 @@ export async function main(args: string[]): Promise<number> {
     // the file, field and fix, so print that line, not a stack trace (RLVR_DEBUG=1 shows it).
     if (!(e instanceof Error)) throw e;
     console.error(`train: ${e.message.replace(/^train: /, "")}`);
+    // Another process took the run's lock after loadConfig's check: a usage error, as there.
+    if (e instanceof RunLockedError) return 2;
     if (Deno.env.get("RLVR_DEBUG") === "1" && e.stack !== undefined) console.error(e.stack);
     return 1;
   }

@@ -7,7 +7,9 @@
  * missing inputs such as `passk_analytic`'s `k`), with messages that name the field. Calling
  * them once at load time, on a 2-token batch, catches everything they check before any model
  * is loaded, without duplicating their rules here; each registry message is attached to the
- * config key it came from.
+ * config key it came from. A rule between fields names the other keys it read (`related`), so
+ * the error's source names the layer that set each of them (a `--set` of the other key, not the
+ * defaults of the key the problem is filed under).
  *
  * @module
  */
@@ -29,6 +31,70 @@ import { builtinEnv } from "./envs.ts";
 import { builtinRewardType, parseRewardPath, rewardName } from "./rewards.ts";
 import { existsSync } from "node:fs";
 import { builtinTask, builtinTaskNames } from "./tasks.ts";
+import { methodKey } from "./methods.ts";
+
+/** A URL with its `user:pass@` part masked (the secret must not reach a message). */
+function redactUserinfo(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, "$1***@");
+}
+
+/** `rollout.nats` / `rollout.natsAuth`: no secret in the URL, one way to log in, TLS files. */
+function natsProblems(config: Config): ConfigProblem[] {
+  const r = config.rollout;
+  const out: ConfigProblem[] = [];
+  if (r.nats != null && /^[a-z][a-z0-9+.-]*:\/\/[^@/]*@/i.test(r.nats)) {
+    out.push({
+      path: "rollout.nats",
+      message: `${
+        redactUserinfo(r.nats)
+      } carries credentials, which would be saved in the run's config.yaml, printed and sent to every worker; remove the user:password@ part and set rollout.natsAuth.user with rollout.natsAuth.passwordFile or NATS_PASSWORD (a token: rollout.natsAuth.tokenFile or NATS_TOKEN)`,
+    });
+  }
+  const a = r.natsAuth;
+  if (a == null) return out;
+  if (r.nats == null) {
+    out.push({
+      path: "rollout.natsAuth",
+      message:
+        `is set but rollout.nats is null (no NATS server to log in to); set rollout.nats to the server's URL, or rollout.natsAuth to null`,
+    });
+  }
+  const ways = [
+    a.user !== undefined || a.passwordFile !== undefined ? "user/passwordFile" : null,
+    a.tokenFile !== undefined ? "tokenFile" : null,
+    a.credsFile !== undefined ? "credsFile" : null,
+    a.nkeyFile !== undefined ? "nkeyFile" : null,
+  ].filter((w) => w !== null);
+  if (ways.length > 1) {
+    out.push({
+      path: "rollout.natsAuth",
+      message: `sets ${ways.join(" and ")}; keep one way to log in`,
+    });
+  }
+  if (a.passwordFile !== undefined && a.user === undefined) {
+    out.push({
+      path: "rollout.natsAuth.passwordFile",
+      message: `a password needs a user; set rollout.natsAuth.user`,
+    });
+  }
+  const t = a.tls;
+  if (t != null) {
+    if ((t.certFile === undefined) !== (t.keyFile === undefined)) {
+      out.push({
+        path: `rollout.natsAuth.tls.${t.certFile === undefined ? "keyFile" : "certFile"}`,
+        message: `a client certificate needs both tls.certFile and tls.keyFile; set the other one`,
+      });
+    }
+    if (!t.required && (t.caFile ?? t.certFile ?? t.keyFile) !== undefined) {
+      out.push({
+        path: "rollout.natsAuth.tls.required",
+        message:
+          `is false but TLS files are set, which the client uses only when TLS is required; set required to true, or remove the files`,
+      });
+    }
+  }
+  return out;
+}
 
 function divisors(n: number): number[] {
   const out: number[] = [];
@@ -124,6 +190,7 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
       message: `${groupSize} does not divide rollout.batchSize ${batchSize}; use one of ${
         divisors(batchSize).join(", ")
       } or change rollout.batchSize to a multiple of ${groupSize}`,
+      related: ["rollout.batchSize"],
     });
   }
   // A micro-batch larger than the batch (or the mini-batch) is capped at it: one pass.
@@ -133,6 +200,7 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
       message: `${a.microBatchSize} does not divide rollout.batchSize ${batchSize}; use one of ${
         divisors(batchSize).join(", ")
       } (or any size >= ${batchSize}: one pass)`,
+      related: ["rollout.batchSize"],
     });
   }
   const mini = a.ppoMiniBatchSize ?? null;
@@ -142,6 +210,7 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
       message: `${mini} does not divide rollout.batchSize ${batchSize}; use one of ${
         divisors(batchSize).join(", ")
       } (responses per optimizer step), or null for one step per epoch`,
+      related: ["rollout.batchSize"],
     });
   } else if (mini !== null && a.microBatchSize < mini && mini % a.microBatchSize !== 0) {
     out.push({
@@ -150,6 +219,7 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
         `${a.microBatchSize} does not divide algorithm.ppoMiniBatchSize ${mini}; use one of ${
           divisors(mini).join(", ")
         } (a micro-batch larger than the mini-batch is capped at it)`,
+      related: ["algorithm.ppoMiniBatchSize"],
     });
   }
   if (a.clip.high < a.clip.low && !NO_CLIP_ORDER.has(a.loss)) {
@@ -157,21 +227,25 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
       path: "algorithm.clip.high",
       message:
         `${a.clip.high} is below algorithm.clip.low ${a.clip.low}; use clip.high >= ${a.clip.low} (clip-higher widens the upper bound, never narrows it)`,
+      related: ["algorithm.clip.low"],
     });
   }
   out.push(...partialProblems(config));
   if ((rollout.mode ?? "sync") === "sync" && rollout.nats != null) {
     out.push({
       path: "rollout.nats",
-      message:
-        `${rollout.nats} is set but rollout.mode is sync (rollouts on the trainer's thread); set rollout.mode to one_step_off or async to use remote workers, or rollout.nats to null`,
+      message: `${
+        redactUserinfo(rollout.nats)
+      } is set but rollout.mode is sync (rollouts on the trainer's thread); set rollout.mode to one_step_off or async to use remote workers, or rollout.nats to null`,
     });
   }
+  out.push(...natsProblems(config));
   if (rollout.dynamicSampling.enabled && groupSize < 2) {
     out.push({
       path: "rollout.dynamicSampling.enabled",
       message:
         `dynamic sampling drops groups whose rewards are all equal, which every group of size ${groupSize} is; use rollout.groupSize >= 2 or set enabled: false`,
+      related: ["rollout.groupSize"],
     });
   }
 
@@ -180,12 +254,14 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
       out.push({
         path: "model.valueHead",
         message: "false, but estimator gae (PPO) needs critic values; set model.valueHead: true",
+        related: ["algorithm.estimator"],
       });
     }
     if (a.gae == null) {
       out.push({
         path: "algorithm.gae",
         message: "missing; estimator gae needs algorithm.gae {gamma, lambda} (e.g. 1 and 0.95)",
+        related: ["algorithm.estimator"],
       });
     }
     if (a.value == null) {
@@ -193,6 +269,7 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
         path: "algorithm.value",
         message:
           "missing; estimator gae trains a value head and needs algorithm.value {coef, clipRange} (e.g. 0.5 and 0.2)",
+        related: ["algorithm.estimator"],
       });
     }
   } else {
@@ -201,6 +278,7 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
         path: "algorithm.gae",
         message:
           `only estimator gae reads it, the estimator is ${a.estimator}; remove it (null) or use estimator gae`,
+        related: ["algorithm.estimator"],
       });
     }
     if (model.valueHead) {
@@ -208,6 +286,7 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
         path: "model.valueHead",
         message:
           `true, but only estimator gae uses a value head (the estimator is ${a.estimator}); set it to false or use estimator gae`,
+        related: ["algorithm.estimator"],
       });
     }
   }
@@ -219,6 +298,7 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
       path: "algorithm.kl.target",
       message:
         `${a.kl.target} needs algorithm.kl.beta > 0 as the controller's initial coefficient (it scales β, and 0 stays 0); set kl.beta, e.g. 0.01`,
+      related: ["algorithm.kl.beta"],
     });
   }
   if (a.overlong.enabled && a.overlong.buffer > rollout.maxNewTokens) {
@@ -226,6 +306,7 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
       path: "algorithm.overlong.buffer",
       message:
         `${a.overlong.buffer} exceeds rollout.maxNewTokens ${rollout.maxNewTokens}; use a buffer in [0, ${rollout.maxNewTokens}]`,
+      related: ["rollout.maxNewTokens", "algorithm.overlong.enabled"],
     });
   }
   if (trainer.evalK > trainer.evalSamples) {
@@ -233,6 +314,7 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
       path: "trainer.evalK",
       message:
         `${trainer.evalK} exceeds trainer.evalSamples ${trainer.evalSamples}; pass@k needs k <= n samples per problem, use evalK <= ${trainer.evalSamples}`,
+      related: ["trainer.evalSamples"],
     });
   }
   if (trainer.samplesCount > batchSize) {
@@ -240,6 +322,7 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
       path: "trainer.samplesCount",
       message:
         `${trainer.samplesCount} exceeds rollout.batchSize ${batchSize}; samples are taken from one step's batch, use at most ${batchSize}`,
+      related: ["rollout.batchSize"],
     });
   }
   return out;
@@ -348,6 +431,7 @@ function samplingProblems(config: Config): ConfigProblem[] {
       message: `null, but ${
         strategies.join(", ")
       } draw from a finite pool of training problems (a problem must come back for its history to count); set sampling.pool, e.g. 512`,
+      related: strategies,
     });
   }
   if (s.pool !== null && config.task.trainProblems != null) {
@@ -355,6 +439,7 @@ function samplingProblems(config: Config): ConfigProblem[] {
       path: "sampling.pool",
       message:
         `${s.pool} set together with task.trainProblems ${config.task.trainProblems} (1-shot RLVR cycles over its own problems); keep one of them`,
+      related: ["task.trainProblems"],
     });
   }
   if (s.mastery !== null && s.selection === "stream") {
@@ -362,12 +447,14 @@ function samplingProblems(config: Config): ConfigProblem[] {
       path: "sampling.mastery",
       message:
         "mastered problems are removed from draws, but sampling.selection is stream (each problem once); use selection uniform or priority",
+      related: ["sampling.selection"],
     });
   }
   if (s.greso !== null && s.greso.minP > s.greso.maxP) {
     out.push({
       path: "sampling.greso.minP",
       message: `${s.greso.minP} exceeds sampling.greso.maxP ${s.greso.maxP}; use minP <= maxP`,
+      related: ["sampling.greso.maxP"],
     });
   }
   const b = s.budget;
@@ -378,6 +465,7 @@ function samplingProblems(config: Config): ConfigProblem[] {
         path: "sampling.budget",
         message:
           `min ${b.min} and max ${b.max} must bracket rollout.groupSize ${g} (the mean samples per problem, which the budget redistributes)`,
+        related: ["rollout.groupSize"],
       });
     } else if (b.min < 2) {
       out.push({
@@ -396,6 +484,7 @@ function samplingProblems(config: Config): ConfigProblem[] {
           path: "sampling.budget",
           message:
             `not supported with ${path} (per-problem group sizes are applied by the single-turn sampler on the trainer's thread); set ${path} to ${fix} or sampling.budget to null`,
+          related: [path],
         });
       }
     }
@@ -534,7 +623,7 @@ function estimatorProblems(config: Config): ConfigProblem[] {
     }),
   };
   try {
-    getEstimator(a.estimator)(input);
+    getEstimator(methodKey(a.estimator))(input);
   } catch (e) {
     const text = message(e);
     if (/penalty/.test(text) && settings.klInReward !== null) {
@@ -579,7 +668,7 @@ function lossProblems(config: Config): ConfigProblem[] {
   const needsRef = (options.klCoef ?? 0) > 0;
   try {
     tidy(() => {
-      const { loss, metrics } = computePolicyLoss(a.loss, {
+      const { loss, metrics } = computePolicyLoss(methodKey(a.loss), {
         logProbs: tensor([[-1, -1.2, -0.8], [-0.5, -2, -1]], { requiresGrad: true }),
         oldLogProbs: tensor([[-1.1, -1.2, -0.7], [-0.5, -1.9, -1]]),
         // The sampler's log-probs, read by decoupled PPO and the off-policy corrections.
@@ -669,6 +758,7 @@ async function overlongProblems(config: Config): Promise<ConfigProblem[]> {
     return [{
       path: "algorithm.overlong.buffer",
       message: `rejected by the overlong shaping: ${message(e)}`,
+      related: ["rollout.maxNewTokens"],
     }];
   }
 }

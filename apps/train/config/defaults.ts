@@ -32,6 +32,7 @@ const DEFAULTS = {
     stalePolicy: "drop",
     partial: false,
     nats: null,
+    natsAuth: null,
   },
   algorithm: {
     estimator: "grpo",

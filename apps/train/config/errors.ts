@@ -6,7 +6,11 @@
  * Design decision: a config is assembled from layers (defaults, a recipe and the recipes it
  * extends, `--set` overrides, flag shortcuts), so "which value is bad" is not enough to fix it;
  * each problem also names the layer that set the value ({@link Provenance}). Problems are data
- * ({@link ConfigProblem}) so tests can assert on the key without parsing the text.
+ * ({@link ConfigProblem}) so tests can assert on the key without parsing the text. A rule
+ * between fields (`rollout.groupSize` must divide `rollout.batchSize`) is reported at one key
+ * but may be broken by a value given for another: such a problem lists the other keys it read
+ * (`related`), and its source names their layers too ({@link problemSource}), so a `--set` value
+ * is never blamed on the defaults or the recipe that set the key the problem is filed under.
  *
  * @module
  */
@@ -19,6 +23,11 @@ export interface ConfigProblem {
   message: string;
   /** Where the value came from, e.g. `--set optimizer.lr=-1`; absent when unknown. */
   source?: string;
+  /**
+   * Other keys a rule between fields read (`rollout.batchSize` for a `rollout.groupSize` that
+   * does not divide it): their sources join the problem's (see {@link problemSource}).
+   */
+  related?: readonly string[];
 }
 
 /**
@@ -54,14 +63,52 @@ export type Provenance = Map<string, string>;
 export function sourceOf(provenance: Provenance, path: string): string | undefined {
   const own = provenance.get(path);
   if (own !== undefined) return own;
-  const parts = path.split(".");
-  for (let n = parts.length - 1; n > 0; n--) {
-    const parent = provenance.get(parts.slice(0, n).join("."));
+  // Parents, nearest first; a list item's parent is the list (`rewards[0].type` → `rewards[0]`
+  // → `rewards`), whose layer set the whole list.
+  for (let i = path.length - 1; i > 0; i--) {
+    if (path[i] !== "." && path[i] !== "[") continue;
+    const parent = provenance.get(path.slice(0, i));
     if (parent !== undefined) return parent;
   }
   const prefix = path === "" ? "" : `${path}.`;
   for (const [key, source] of provenance) if (key.startsWith(prefix)) return source;
   return undefined;
+}
+
+/**
+ * The source of a problem: the layer of its key and, for each of its `related` keys set by
+ * another layer, `<key> from <layer>`, joined by `; `. Undefined when none is known.
+ *
+ * @example Usage
+ * ```ts
+ * import { problemSource } from "./errors.ts";
+ * import assert from "node:assert/strict";
+ * const p = new Map([
+ *   ["rollout.groupSize", "defaults"],
+ *   ["rollout.batchSize", "--set rollout.batchSize=12"],
+ * ]);
+ * assert.equal(
+ *   problemSource(p, "rollout.groupSize", ["rollout.batchSize"]),
+ *   "defaults; rollout.batchSize from --set rollout.batchSize=12",
+ * );
+ * assert.equal(problemSource(p, "rollout.groupSize"), "defaults");
+ * ```
+ */
+export function problemSource(
+  provenance: Provenance,
+  path: string,
+  related: readonly string[] = [],
+): string | undefined {
+  const own = sourceOf(provenance, path);
+  const parts = own === undefined ? [] : [own];
+  const seen = new Set(parts);
+  for (const key of related) {
+    const source = sourceOf(provenance, key);
+    if (source === undefined || seen.has(source)) continue;
+    seen.add(source);
+    parts.push(`${key} from ${source}`);
+  }
+  return parts.length === 0 ? undefined : parts.join("; ");
 }
 
 /**

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ConfigError, formatProblem, showValue, sourceOf } from "./errors.ts";
+import { ConfigError, formatProblem, problemSource, showValue, sourceOf } from "./errors.ts";
 
 Deno.test("sourceOf: own entry, then nearest parent, then a child, then nothing", () => {
   const p = new Map([
@@ -36,4 +36,26 @@ Deno.test("showValue: JSON for data, plain numbers, long values cut", () => {
   const cyclic: Record<string, unknown> = {};
   cyclic.self = cyclic;
   assert.equal(showValue(cyclic), "[object Object]");
+});
+
+Deno.test("sourceOf: a list item's key falls back to the list's layer", () => {
+  const p = new Map([["rewards", "--set rewards=[{type: math, weight: x}]"]]);
+  assert.equal(sourceOf(p, "rewards[0].weight"), "--set rewards=[{type: math, weight: x}]");
+  assert.equal(sourceOf(p, "rewards[1]"), "--set rewards=[{type: math, weight: x}]");
+});
+
+Deno.test("problemSource: a rule's other keys add their layers when those differ", () => {
+  const p = new Map([
+    ["rollout", "defaults"],
+    ["rollout.groupSize", "recipe grpo.yaml"],
+    ["rollout.batchSize", "--set rollout.batchSize=12"],
+  ]);
+  assert.equal(
+    problemSource(p, "rollout.groupSize", ["rollout.batchSize"]),
+    "recipe grpo.yaml; rollout.batchSize from --set rollout.batchSize=12",
+  );
+  // the same layer is named once
+  p.set("rollout.batchSize", "recipe grpo.yaml");
+  assert.equal(problemSource(p, "rollout.groupSize", ["rollout.batchSize"]), "recipe grpo.yaml");
+  assert.equal(problemSource(new Map(), "x", ["y"]), undefined);
 });

@@ -13,6 +13,11 @@
  * imported by URL (`https:`), {@link RECIPES_DIR} is a URL: recipes are then read with `fetch`
  * (a name resolves to `<name>.yaml` there, unchecked until read) and cannot be listed.
  *
+ * `--resume` first asks whether another process holds the run (its `run.lock`, see
+ * `run/run_lock.ts`): a second `--resume` of a running run is a usage error (exit 2) that names
+ * the holder's PID, found before anything is read or truncated. The training run takes the lock
+ * itself when it opens the directory, so this check only makes the common case fail early.
+ *
  * @module
  */
 
@@ -27,6 +32,8 @@ import { closest } from "./issues.ts";
 import { isPlainObject, type Layer, mergeLayers } from "./merge.ts";
 import { nest, overrideLayers, parseOverride, parseScalar } from "./overrides.ts";
 import { BUILTIN_MODELS, type Config, validateConfig } from "./schema.ts";
+import { loadMethods } from "./methods.ts";
+import { checkRunLock, RunLockedError } from "../run/run_lock.ts";
 
 /**
  * The directory of the built-in recipes (`apps/train/recipes/`): a path, or a URL ending in `/`
@@ -493,6 +500,12 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
     checkResumeOverrides(options);
     const r = resumeLayers(options);
     runDir = r.runDir;
+    try {
+      await checkRunLock(runDir);
+    } catch (e) {
+      if (!(e instanceof RunLockedError)) throw e;
+      throw new ConfigError([{ path: "", message: `--resume ${options.resume}: ${e.message}` }]);
+    }
     layers = [
       ...r.base,
       ...overrideLayers(options.set ?? []),
@@ -535,6 +548,12 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
         if (k === `task.${key}` || k.startsWith(`task.${key}.`)) provenance.delete(k);
       }
     }
+  }
+  try {
+    await loadMethods(value);
+  } catch (e) {
+    const [path, ...rest] = (e as Error).message.split(": ");
+    throw new ConfigError([{ path: path!, message: rest.join(": ") }]);
   }
   const config = await validateConfig(value, provenance);
   if (options.checkPaths !== false) {

@@ -93,7 +93,7 @@ Deno.test("loadConfig: --model sets model.checkpoint as a path string, checked t
     );
     await rejects(
       { model: join(dir, "missing") },
-      /model\.checkpoint: ".*missing" does not exist .*; use builtin:tiny, builtin:tiny-agent or a checkpoint directory .*\(from --model /,
+      /model\.checkpoint: ".*missing" does not exist .*; use builtin:tiny, builtin:tiny-agent, builtin:tiny-code or a checkpoint directory .*\(from --model /,
     );
     await rejects({ model: "builtin:huge" }, /"builtin:huge" is not a built-in model/);
   } finally {
@@ -184,7 +184,7 @@ Deno.test("loadConfig: errors name the recipe file that set a bad value", async 
 Deno.test("loadConfig: checkpoint and dataset paths must exist (unless checkPaths is false)", async () => {
   await rejects(
     { set: ["model.checkpoint=./no/such/model"] },
-    /model\.checkpoint: "\.\/no\/such\/model" does not exist .*; use builtin:tiny, builtin:tiny-agent or a checkpoint directory/,
+    /model\.checkpoint: "\.\/no\/such\/model" does not exist .*; use builtin:tiny, builtin:tiny-agent, builtin:tiny-code or a checkpoint directory/,
   );
   const ok = await loadConfig({ set: ["model.checkpoint=./no/such/model"], checkPaths: false });
   assert.equal(ok.config.model.checkpoint, "./no/such/model");
@@ -410,6 +410,65 @@ Deno.test("--reward: appended to the recipe's rewards after every layer; --set r
     const fresh = await loadConfig({ reward: [file] });
     assert.deepEqual(fresh.config.rewards, [{ path: `${file}#default`, weight: 1, options: {} }]);
     assert.equal(fresh.provenance.get("rewards"), `--reward ${file}`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("loadConfig: a rule broken by a --set value names that --set, not the defaults or the recipe", async () => {
+  // The key a rule is filed under came from the recipe; the value that broke it from --set.
+  const cases: [string[], RegExp][] = [
+    [
+      ["rollout.batchSize=12"],
+      /^config: rollout\.groupSize: 8 does not divide rollout\.batchSize 12; .* \(from recipe .*grpo\.yaml; rollout\.batchSize from --set rollout\.batchSize=12\)$/,
+    ],
+    [
+      ["trainer.evalSamples=2"],
+      /^config: trainer\.evalK: 8 exceeds trainer\.evalSamples 2; .*; trainer\.evalSamples from --set trainer\.evalSamples=2\)$/,
+    ],
+    [
+      ["rollout.maxNewTokens=4", "algorithm.overlong.enabled=true"],
+      /^config: algorithm\.overlong\.buffer: 8 exceeds rollout\.maxNewTokens 4; .*rollout\.maxNewTokens from --set rollout\.maxNewTokens=4; algorithm\.overlong\.enabled from --set algorithm\.overlong\.enabled=true\)$/,
+    ],
+    [
+      ["algorithm.clip.low=0.5"],
+      /^config: algorithm\.clip\.high: .*; algorithm\.clip\.low from --set algorithm\.clip\.low=0\.5\)$/,
+    ],
+    // A list item's key names the layer that set the list (before: no source at all).
+    [
+      ["rewards=[{type: math, weight: x}]"],
+      /^config: rewards\[0\]\.weight: "x" is not allowed; use a number \(from --set rewards=/,
+    ],
+    // A veRL name names the flag as typed.
+    [
+      ["data.train_batch_size=12"],
+      /algorithm\.microBatchSize: 64 does not divide rollout\.batchSize 96; .*rollout\.batchSize from --set data\.train_batch_size=12 \(12 prompts × rollout\.groupSize 8\)\)$/,
+    ],
+  ];
+  for (const [set, re] of cases) {
+    const e = await rejects({ set }, re);
+    assert.doesNotMatch(e.message, /\(from defaults\)$/, set.join(" "));
+  }
+});
+
+Deno.test("loadConfig --resume: a run another holder has locked is a ConfigError naming the PID", async () => {
+  const { RunLock } = await import("../run/run_lock.ts");
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      join(dir, "config.yaml"),
+      configToYaml((await loadConfig({})).config),
+    );
+    const lock = await RunLock.acquire(dir);
+    try {
+      await rejects(
+        { resume: dir },
+        new RegExp(`^config: --resume .*: .* is in use by PID ${Deno.pid} on .*kill ${Deno.pid}`),
+      );
+    } finally {
+      await lock.release();
+    }
+    assert.equal((await loadConfig({ resume: dir })).resume, dir);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

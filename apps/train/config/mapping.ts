@@ -15,6 +15,7 @@ import type { KlPenalty } from "@rlvr/advantage";
 import type { KlEstimator, PolicyLossOptions } from "@rlvr/objectives";
 import type { SamplingParams } from "@rlvr/sampling";
 import type { Config } from "./schema.ts";
+import { methodKey } from "./methods.ts";
 
 /**
  * Policy-loss option names that have a first-class config field, and that field. A
@@ -54,7 +55,7 @@ export const LOSS_OPTION_FIELDS: Readonly<Record<string, string>> = Object.freez
 export function policyLossOptions(config: Config): PolicyLossOptions {
   const a = config.algorithm;
   const options: PolicyLossOptions = {
-    aggregation: a.aggregation,
+    aggregation: methodKey(a.aggregation),
     clipRatioLow: a.clip.low,
     clipRatioHigh: a.clip.high,
     clipRatioC: a.clip.dual ?? Infinity,
@@ -106,7 +107,7 @@ export function estimatorSettings(config: Config): EstimatorSettings {
   const klInReward = a.kl.placement === "reward" && a.kl.beta > 0
     ? { coef: a.kl.beta, penalty: a.kl.estimator as KlPenalty }
     : null;
-  return { key: a.estimator, options, klInReward };
+  return { key: methodKey(a.estimator), options, klInReward };
 }
 
 /** The per-batch inputs an estimator reads beyond rewards, mask and groups (see {@link estimatorNeeds}). */

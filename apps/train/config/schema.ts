@@ -16,17 +16,28 @@
  * - Cross-field rules run only once every field has the right type (zod skips object
  *   refinements after a field error), so one run can report a wrong type and, after the fix,
  *   a rule violation.
+ * - Sizes have upper bounds ({@link LIMITS}) far above any run this toolkit can make, so a typo
+ *   (`rollout.batchSize=1e9`) is an error in milliseconds instead of a process that grows until
+ *   the machine kills it; what a given model and machine can hold is checked once the model is
+ *   loaded (the run's memory estimate and context window, `loop/run.ts`).
  *
  * @module
  */
 
 import { estimatorNames } from "@rlvr/advantage";
+import { isMethodPath, methodKey } from "./methods.ts";
 import { aggregationNames, klEstimatorNames, policyLossNames } from "@rlvr/objectives";
 import { DEVICE_CHOICES } from "@rlvr/tensor";
 import { z } from "zod";
 import { int } from "./_zod.ts";
 import { crossFieldProblems, registryProblems } from "./checks.ts";
-import { ConfigError, type ConfigProblem, type Provenance, showValue, sourceOf } from "./errors.ts";
+import {
+  ConfigError,
+  type ConfigProblem,
+  problemSource,
+  type Provenance,
+  showValue,
+} from "./errors.ts";
 import { closest, describeIssues } from "./issues.ts";
 import { builtinTaskNames } from "./tasks.ts";
 import { builtinEnvNames } from "./envs.ts";
@@ -53,10 +64,52 @@ export const BUILTIN_MODELS: readonly string[] = Object.freeze([
   "builtin:tiny-code",
 ]);
 
+/**
+ * The upper bounds of the sizes a config sets, each with what it counts (see the module doc).
+ *
+ * @example Usage
+ * ```ts
+ * import { LIMITS } from "./schema.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(LIMITS["rollout.batchSize"]!.max, 65536);
+ * ```
+ */
+export const LIMITS: Readonly<Record<string, { max: number; what: string }>> = Object.freeze({
+  "rollout.batchSize": { max: 65536, what: "responses per step, all generated at once" },
+  "rollout.groupSize": { max: 4096, what: "responses per prompt" },
+  "rollout.maxNewTokens": { max: 131072, what: "new tokens per response" },
+  "rollout.dynamicSampling.maxRetries": { max: 1000, what: "extra sampling rounds per step" },
+  "algorithm.microBatchSize": { max: 65536, what: "responses per forward/backward pass" },
+  "algorithm.ppoMiniBatchSize": { max: 65536, what: "responses per optimizer step" },
+  "algorithm.ppoEpochs": { max: 1000, what: "passes over each batch" },
+  "trainer.evalProblems": { max: 1_000_000, what: "held-out problems" },
+  "trainer.evalSamples": { max: 4096, what: "samples per held-out problem" },
+  "trainer.evalK": { max: 4096, what: "the k of pass@k" },
+  "trainer.samplesCount": { max: 65536, what: "samples logged per step" },
+});
+
+/** An integer in [`min`, the {@link LIMITS} bound of `key`], whose error says why. */
+function sized(key: string, min: number) {
+  const limit = LIMITS[key]!;
+  return int().min(min).superRefine((value, ctx) => {
+    if (value <= limit.max) return;
+    ctx.addIssue({
+      code: "custom",
+      input: value,
+      message: `${value} is not allowed; use an integer <= ${limit.max} (${limit.what}; ` +
+        `more cannot be held in memory, and the run checks what the model and this machine ` +
+        `can hold before step 1)`,
+    });
+  });
+}
+
 function registryKey(kind: string, names: () => readonly string[]): z.ZodString {
   return z.string().superRefine((value, ctx) => {
     const allowed = names();
-    if (allowed.includes(value)) return;
+    // A module export (`./my_adv.ts#myAdv`) was registered by loadMethods under its key.
+    if (allowed.includes(value) || (isMethodPath(value) && allowed.includes(methodKey(value)))) {
+      return;
+    }
     const near = closest(value, allowed);
     ctx.addIssue({
       code: "custom",
@@ -98,6 +151,8 @@ const data = z.strictObject({
   answerField: z.string().min(1).nullable().default("answer"),
   template: z.string().min(1).nullable().optional(),
   testFraction: z.number().gt(0).lt(1).default(0.1),
+  // Optional (absent: skip) so that config.yaml files written before it existed stay as they were.
+  overlong: z.enum(["skip", "truncate", "error"]).optional(),
 });
 
 const env = z.strictObject({
@@ -117,10 +172,54 @@ const task = z.strictObject({
   formatWeight: z.number().min(0),
 });
 
+/** A key whose secret must not be in the config (`rollout.natsAuth.password` / `.token`). */
+function refusedSecret(key: string, file: string, envName: string) {
+  // A custom issue, so the message never repeats the value (it is a secret).
+  return z.custom<undefined>((v) => v === undefined, {
+    error: `a ${key} in the config would be saved in the run's config.yaml and sent to every ` +
+      `worker in the run record; remove it and put it in a file named by rollout.natsAuth.` +
+      `${file}, or in the trainer's environment as ${envName}`,
+  }).optional();
+}
+
+const natsFile = () => z.string().min(1).optional();
+
+/**
+ * Problems with NATS secrets masked in their text and source (`--set rollout.natsAuth.password=…`,
+ * a `user:pass@` URL), so an error about them does not print them.
+ */
+function redactNatsSecrets(problems: ConfigProblem[]): ConfigProblem[] {
+  const mask = (text: string) =>
+    text
+      .replace(/(rollout\.natsAuth\.(?:password|token)\s*[=:]\s*)\S+/g, "$1***")
+      .replace(/([a-z][a-z0-9+.-]*:\/\/)[^@\s/"']*@/gi, "$1***@");
+  return problems.map((p) => {
+    const out = { ...p, message: mask(p.message) };
+    if (p.source !== undefined) out.source = mask(p.source);
+    return out;
+  });
+}
+
+const natsAuth = z.strictObject({
+  user: z.string().min(1).optional(),
+  passwordFile: natsFile(),
+  tokenFile: natsFile(),
+  credsFile: natsFile(),
+  nkeyFile: natsFile(),
+  password: refusedSecret("password", "passwordFile", "NATS_PASSWORD"),
+  token: refusedSecret("token", "tokenFile", "NATS_TOKEN"),
+  tls: z.strictObject({
+    caFile: natsFile(),
+    certFile: natsFile(),
+    keyFile: natsFile(),
+    required: z.boolean().default(true),
+  }).nullable().optional(),
+});
+
 const rollout = z.strictObject({
-  batchSize: int().min(1),
-  groupSize: int().min(1),
-  maxNewTokens: int().min(1),
+  batchSize: sized("rollout.batchSize", 1),
+  groupSize: sized("rollout.groupSize", 1),
+  maxNewTokens: sized("rollout.maxNewTokens", 1),
   sampler: z.strictObject({
     temperature: z.number().min(0),
     topP: z.number().gt(0).max(1),
@@ -129,7 +228,7 @@ const rollout = z.strictObject({
   }),
   dynamicSampling: z.strictObject({
     enabled: z.boolean(),
-    maxRetries: int().min(0),
+    maxRetries: sized("rollout.dynamicSampling.maxRetries", 0),
   }),
   // Optional only so that runs written before these keys existed still resume (as sync runs);
   // the defaults give every new run all four.
@@ -138,6 +237,7 @@ const rollout = z.strictObject({
   maxStaleness: int().min(0).optional(),
   stalePolicy: z.enum(["drop", "regenerate"]).optional(),
   nats: z.string().min(1).nullable().optional(),
+  natsAuth: natsAuth.nullable().optional(),
   partial: z.boolean().optional(),
 });
 
@@ -160,11 +260,11 @@ const algorithm = z.strictObject({
     horizon: z.number().gt(0).optional(),
   }),
   entropyCoef: z.number(),
-  ppoEpochs: int().min(1),
+  ppoEpochs: sized("algorithm.ppoEpochs", 1),
   // Optional only so that runs written before these keys existed still resume.
-  ppoMiniBatchSize: int().min(1).nullable().optional(),
+  ppoMiniBatchSize: sized("algorithm.ppoMiniBatchSize", 1).nullable().optional(),
   shuffleMiniBatches: z.boolean().optional(),
-  microBatchSize: int().min(1),
+  microBatchSize: sized("algorithm.microBatchSize", 1),
   gae: z.strictObject({
     gamma: z.number().min(0).max(1),
     lambda: z.number().min(0).max(1),
@@ -265,12 +365,12 @@ const trainer = z.strictObject({
   seed: int().min(0),
   device: z.enum(DEVICE_CHOICES as unknown as ["auto", "webgpu", "cpu"]),
   evalEvery: int().min(0),
-  evalProblems: int().min(0),
-  evalSamples: int().min(1),
-  evalK: int().min(1),
+  evalProblems: sized("trainer.evalProblems", 0),
+  evalSamples: sized("trainer.evalSamples", 1),
+  evalK: sized("trainer.evalK", 1),
   saveEvery: int().min(0),
   samplesEvery: int().min(0),
-  samplesCount: int().min(1),
+  samplesCount: sized("trainer.samplesCount", 1),
 });
 
 const output = z.strictObject({
@@ -295,6 +395,8 @@ const sections = z.strictObject({
   optimizer,
   trainer,
   output,
+  // Modules that register estimators, losses or aggregations on import (see methods.ts).
+  plugins: z.array(z.string().min(1)).nullable().optional(),
 });
 
 // Compile-time check that the schema produces exactly the hand-written Config type.
@@ -386,15 +488,17 @@ export async function validateConfig(
     allKeys: schemaKeys(),
   };
   const parsed = sections.safeParse(raw, { reportInput: true });
-  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues, ctx));
+  if (!parsed.success) {
+    throw new ConfigError(redactNatsSecrets(describeIssues(parsed.error.issues, ctx)));
+  }
   const config = parsed.data;
   const withSources = (problems: ConfigProblem[]) =>
     problems.map((p) => {
       if (p.source !== undefined) return p;
-      const source = sourceOf(provenance, p.path);
+      const source = problemSource(provenance, p.path, p.related);
       return source === undefined ? p : { ...p, source };
     });
-  const cross = withSources(crossFieldProblems(config, ctx));
+  const cross = redactNatsSecrets(withSources(crossFieldProblems(config, ctx)));
   if (cross.length > 0) throw new ConfigError(cross);
   const registry = withSources(await registryProblems(config, ctx));
   if (registry.length > 0) throw new ConfigError(registry);

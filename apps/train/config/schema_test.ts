@@ -164,7 +164,7 @@ Deno.test("validateConfig: built-in model names and LoRA targets", async () => {
   c.model.checkpoint = "builtin:huge";
   assert.match(
     (await failure(() => validateConfig(c))).error.message,
-    /"builtin:huge" is not a built-in model; use one of builtin:tiny, builtin:tiny-agent or a path/,
+    /"builtin:huge" is not a built-in model; use one of builtin:tiny, builtin:tiny-agent, builtin:tiny-code or a path/,
   );
   const d = defaultConfig();
   d.model.lora = { rank: 8, alpha: 16, targetModules: ["q_proj", "qkv"] };
@@ -203,6 +203,7 @@ Deno.test("sectionKeys / schemaKeys describe the schema", () => {
     "optimizer",
     "trainer",
     "output",
+    "plugins",
   ]);
   assert.deepEqual(sectionKeys("sampling.replay"), ["mode", "perGroup", "capacity", "maxAge"]);
   assert.deepEqual(sectionKeys("model.lora"), ["rank", "alpha", "targetModules"]);
@@ -213,9 +214,53 @@ Deno.test("sectionKeys / schemaKeys describe the schema", () => {
     "answerField",
     "template",
     "testFraction",
+    "overlong",
   ]);
   assert.deepEqual(sectionKeys("nope"), []);
   const keys = schemaKeys();
   assert.ok(keys.includes("algorithm.overlong.penalty"));
   assert.equal(new Set(keys).size, keys.length);
+});
+
+Deno.test("validateConfig: sizes have upper bounds, so a typo fails at once instead of growing until killed", async () => {
+  for (
+    const [key, value, bound] of [
+      ["rollout.batchSize", 1e9, 65536],
+      ["algorithm.microBatchSize", 1e7, 65536],
+      ["rollout.maxNewTokens", 1e6, 131072],
+      ["trainer.evalSamples", 1e5, 4096],
+    ] as const
+  ) {
+    const { error, ms } = await failure(() => loadConfig({ set: [`${key}=${value}`] }));
+    const p = error.problems.find((x) => x.path === key);
+    assert.ok(p !== undefined, error.message);
+    assert.match(
+      p.message,
+      new RegExp(`^${value} is not allowed; use an integer <= ${bound} \\(.*before step 1\\)$`),
+    );
+    assert.equal(p.source, `--set ${key}=${value}`);
+    assert.ok(ms < 1000, `${key}: ${ms.toFixed(0)} ms`);
+  }
+  // The bound itself is allowed.
+  const c = await loadConfig({
+    set: ["rollout.batchSize=65536", "algorithm.microBatchSize=64", "trainer.samplesCount=4"],
+  });
+  assert.equal(c.config.rollout.batchSize, 65536);
+});
+
+Deno.test("validateConfig: task.data.overlong is skip, truncate or error", async () => {
+  const base = defaultConfig();
+  const data = { path: "x.jsonl", format: "jsonl", testFraction: 0.1 };
+  const ok = await validateConfig({
+    ...base,
+    task: { formatWeight: 0, data: { ...data, overlong: "truncate" } },
+  });
+  assert.equal(ok.task.data!.overlong, "truncate");
+  const { error } = await failure(() =>
+    validateConfig({ ...base, task: { formatWeight: 0, data: { ...data, overlong: "cut" } } })
+  );
+  assert.match(
+    error.message,
+    /task\.data\.overlong: "cut" is not allowed; use one of skip, truncate, error/,
+  );
 });

@@ -46,6 +46,13 @@ export interface DataSection {
   template?: string | null | undefined;
   /** Fraction of rows held out for evaluation by a stable hash of the prompt (in (0, 1); default 0.1). */
   testFraction: number;
+  /**
+   * Rows whose prompt tokens + `rollout.maxNewTokens` exceed the model's
+   * `max_position_embeddings` (checked once the model is loaded): `skip` them (absent: skip;
+   * counted and reported), `truncate` their prompt (its start is cut, its end kept) or stop with
+   * an `error`. No such row is ever run.
+   */
+  overlong?: "skip" | "truncate" | "error" | undefined;
 }
 
 /** `task.env`: a multi-turn environment instead of a single-turn task (`loop/episode.ts`). */
@@ -123,6 +130,47 @@ export interface RolloutSection {
    * (`deno task worker --nats <url>`) through JetStream instead of Web Workers; null = local.
    */
   nats?: string | null | undefined;
+  /**
+   * `rollout.natsAuth`: how the trainer logs in to `rollout.nats`; absent or null: nothing from
+   * the config (the environment's `NATS_*` variables still apply). Only the user name and names
+   * of files: a secret here would be saved in the run's `config.yaml` and sent to every worker,
+   * so passwords and tokens come from files or from `NATS_PASSWORD` / `NATS_TOKEN` (also
+   * `NATS_USER`, `NATS_CREDS`, `NATS_NKEY`, `NATS_CA`, read for what is not set here). One way
+   * to log in.
+   */
+  natsAuth?:
+    | {
+      /** User name; the password comes from `passwordFile` or `NATS_PASSWORD`. */
+      user?: string | undefined;
+      /** A file holding the password (trailing newlines ignored). */
+      passwordFile?: string | undefined;
+      /** A file holding a token. */
+      tokenFile?: string | undefined;
+      /** A `.creds` file (JWT and nkey seed, as `nsc` writes it). */
+      credsFile?: string | undefined;
+      /** A file holding a user nkey seed (`SU...`). */
+      nkeyFile?: string | undefined;
+      /** Refused: put the password in `passwordFile` or `NATS_PASSWORD`. */
+      password?: undefined;
+      /** Refused: put the token in `tokenFile` or `NATS_TOKEN`. */
+      token?: undefined;
+      /** TLS: the CA of the server's certificate, a client certificate, whether TLS is required. */
+      tls?:
+        | {
+          /** The CA (PEM) that signed the server's certificate (default: the system's). */
+          caFile?: string | undefined;
+          /** A client certificate (PEM), with `keyFile`, for servers that verify clients. */
+          certFile?: string | undefined;
+          /** The client certificate's key (PEM). */
+          keyFile?: string | undefined;
+          /** Refuse a server without TLS (default true). */
+          required: boolean;
+        }
+        | null
+        | undefined;
+    }
+    | null
+    | undefined;
   /**
    * Partial rollouts (AReaL) in `one_step_off` / `async` mode: a generation running when the
    * trainer publishes new weights switches to them between two decoding steps (the KV cache is
@@ -332,4 +380,6 @@ export interface Config {
   trainer: TrainerSection;
   /** The output. */
   output: OutputSection;
+  /** Modules that register estimators, losses or aggregations when imported (`./my_methods.ts`). */
+  plugins?: string[] | null | undefined;
 }

@@ -126,3 +126,116 @@ export class ProcessLines {
     return this.status();
   }
 }
+
+/** Users of {@link AUTH_CONFIG}: name → password. */
+export const AUTH_USERS: {
+  readonly trainer: string;
+  readonly worker: string;
+  readonly peer: string;
+} = Object.freeze({
+  trainer: "trainer-pw-7f3a",
+  worker: "worker-pw-91c2",
+  peer: "peer-pw-5d0e",
+});
+
+/** A nats-server `authorization` block with {@link AUTH_USERS}. */
+export const AUTH_CONFIG: string = `authorization {
+  users = [
+${Object.entries(AUTH_USERS).map(([u, p]) => `    { user: "${u}", password: "${p}" }`).join("\n")}
+  ]
+}
+`;
+
+/** The token of {@link TOKEN_CONFIG}. */
+export const TOKEN = "tok-2b8e61d4c9";
+
+/** A nats-server `authorization` block that requires {@link TOKEN}. */
+export const TOKEN_CONFIG: string = `authorization { token: "${TOKEN}" }\n`;
+
+/** Writes `text` to a new temporary file (mode 0600); returns its path. */
+export async function tempFile(text: string, suffix = ""): Promise<string> {
+  const path = await Deno.makeTempFile({ prefix: "rlvr-nats-test-", suffix });
+  await Deno.writeTextFile(path, text, { mode: 0o600 });
+  return path;
+}
+
+/** A CA and a server certificate for 127.0.0.1 (openssl), in a new temporary directory. */
+export interface TestCerts {
+  /** The directory (remove it when done). */
+  dir: string;
+  /** The CA certificate (PEM). */
+  ca: string;
+  /**
+   * The server's certificate (PEM), signed by the CA, for IP 127.0.0.1 and `localhost` (the
+   * client checks a connection to an IP address against `localhost`).
+   */
+  cert: string;
+  /** The server's key (PEM). */
+  key: string;
+}
+
+/** Makes {@link TestCerts} with `openssl`, or returns null when it is not installed. */
+export async function makeTestCerts(): Promise<TestCerts | null> {
+  const dir = await Deno.makeTempDir({ prefix: "rlvr-nats-tls-" });
+  const run = async (args: string[]) => {
+    const out = await new Deno.Command("openssl", {
+      args,
+      cwd: dir,
+      stdout: "piped",
+      stderr: "piped",
+    })
+      .output();
+    if (!out.success) {
+      throw new Error(`openssl ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+    }
+  };
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+  try {
+    await run([
+      "req",
+      "-x509",
+      ...ec,
+      "-keyout",
+      "ca.key",
+      "-out",
+      "ca.pem",
+      "-days",
+      "2",
+      "-subj",
+      "/CN=rlvr test CA",
+    ]);
+    await run([
+      "req",
+      ...ec,
+      "-keyout",
+      "server.key",
+      "-out",
+      "server.csr",
+      "-subj",
+      "/CN=127.0.0.1",
+    ]);
+    await Deno.writeTextFile(`${dir}/ext.cnf`, "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
+    await run([
+      "x509",
+      "-req",
+      "-in",
+      "server.csr",
+      "-CA",
+      "ca.pem",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-out",
+      "server.pem",
+      "-days",
+      "2",
+      "-extfile",
+      "ext.cnf",
+    ]);
+  } catch (e) {
+    await Deno.remove(dir, { recursive: true });
+    if (e instanceof Deno.errors.NotFound) return null; // no openssl
+    throw e;
+  }
+  return { dir, ca: `${dir}/ca.pem`, cert: `${dir}/server.pem`, key: `${dir}/server.key` };
+}

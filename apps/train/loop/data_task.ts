@@ -32,6 +32,14 @@
  *   `epochPermutation(|train|, seed, epoch)[j]`, so `TrainStream` walks shuffled epochs,
  *   deterministic per seed and resumable from its raw index. `trainer.seed` must therefore not
  *   be {@link HELD_OUT_SEED} (the loop refuses it).
+ * - **Rows too long for the model** (prompt tokens + `rollout.maxNewTokens` past its
+ *   `max_position_embeddings`) are known only once the model and its tokenizer are loaded, so
+ *   {@link fitDataTask} handles them then, by `task.data.overlong`: `skip` (default; counted and
+ *   reported like bad rows), `truncate` (the prompt's start is cut, keeping its end, where the
+ *   question and the answer format usually are) or `error`. Either way such a row is never run:
+ *   a model past its positions computes positions it was never trained on, and one 10,000-token
+ *   prompt costs a step minutes and gigabytes. A row keeps its split side (the split is by key,
+ *   decided before).
  *
  * @module
  */
@@ -112,6 +120,11 @@ export interface DataTask extends Task<DataRow> {
    * step), or `null` when it finds none: what maj@k votes on.
    */
   extract(row: DataRow, completion: string): string | null;
+  /**
+   * Rows {@link fitDataTask} skipped or truncated because their prompt did not fit the model
+   * (absent before it ran).
+   */
+  readonly overlong?: { skipped: number; truncated: number };
 }
 
 /** Options of {@link dataTask}. */
@@ -314,8 +327,22 @@ export async function dataTask(
   }
 
   const { train, test } = trainTestSplit(rows, { testFraction: section.testFraction });
-  const trainRows = Object.freeze(train);
-  const testRows = Object.freeze(test);
+  return splitTask(path, section.testFraction, train, test, all, undefined);
+}
+
+/** The {@link DataTask} of a file's split rows (see the module doc for `row`). */
+function splitTask(
+  path: string,
+  testFraction: number,
+  train: readonly DataRow[],
+  test: readonly DataRow[],
+  skipped: readonly SkippedRow[],
+  overlong: DataTask["overlong"],
+): DataTask {
+  const name = "data";
+  const trainRows = Object.freeze([...train]);
+  const testRows = Object.freeze([...test]);
+  const usable = trainRows.length + testRows.length;
   let cached: { seed: number; epoch: number; order: Uint32Array } | null = null;
   const row = (seed: number, index: number): DataRow => {
     if (!Number.isInteger(index) || index < 0) {
@@ -324,14 +351,14 @@ export async function dataTask(
     if (seed === HELD_OUT_SEED) {
       if (testRows.length === 0) {
         throw new RangeError(
-          `task.data: the test split of ${path} is empty (${rows.length} usable rows, testFraction ${section.testFraction}); raise task.data.testFraction or add rows`,
+          `task.data: the test split of ${path} is empty (${usable} usable rows, testFraction ${testFraction}); raise task.data.testFraction or add rows`,
         );
       }
       return testRows[index % testRows.length]!;
     }
     if (trainRows.length === 0) {
       throw new RangeError(
-        `task.data: the training split of ${path} is empty (${rows.length} usable rows, testFraction ${section.testFraction}); lower task.data.testFraction or add rows`,
+        `task.data: the training split of ${path} is empty (${usable} usable rows, testFraction ${testFraction}); lower task.data.testFraction or add rows`,
       );
     }
     const n = trainRows.length;
@@ -355,8 +382,9 @@ export async function dataTask(
     train: trainRows,
     test: testRows,
     testProblems: new Set(testRows.map((r) => r.uid)).size,
-    testFraction: section.testFraction,
-    skipped: Object.freeze(all),
+    testFraction,
+    skipped: Object.freeze([...skipped]),
+    ...(overlong !== undefined ? { overlong } : {}),
     row,
     rows(seed: number, count: number, start = 0): DataRow[] {
       return Array.from({ length: count }, (_, i) => row(seed, start + i));
@@ -370,6 +398,135 @@ export async function dataTask(
       return verifyMath(bare, r.references[0]!, { extractGold: false }).extracted;
     },
   });
+}
+
+/** Options of {@link fitDataTask}. */
+export interface FitOptions {
+  /** The most prompt tokens a row may have: the model's positions less the new tokens. */
+  maxPromptTokens: number;
+  /** A row's prompt tokens as the policy sees them (`promptIds(tokenizer, row).length`). */
+  promptTokens: (row: DataRow) => number;
+  /** What to do with a longer row (`task.data.overlong`; default `skip`). */
+  mode?: NonNullable<DataSection["overlong"]>;
+  /**
+   * The limit in words, for messages, e.g. `the 256 positions of builtin:tiny less
+   * rollout.maxNewTokens 8`.
+   */
+  limit: string;
+  /** Where the line about skipped or truncated rows goes (default `console.warn`). */
+  log?: (line: string) => void;
+}
+
+/**
+ * The rows of `task` that fit the model (see the module doc): a row whose prompt has more than
+ * `maxPromptTokens` tokens is skipped (added to `skipped` and counted in `overlong`), truncated
+ * (its prompt's start cut until it fits, its end kept; skipped when nothing is left) or an error,
+ * by `mode`. Returns `task` itself when every row fits. Rejects, naming the file and the fixes,
+ * when `mode` is `error` and a row is too long, or when no row is left.
+ *
+ * @example Usage
+ * ```ts
+ * import { dataTask, fitDataTask } from "./data_task.ts";
+ * import assert from "node:assert/strict";
+ * const path = await Deno.makeTempFile({ suffix: ".jsonl" });
+ * const rows = Array.from({ length: 10 }, (_, i) => ({ prompt: `${i}+${i}=`, answer: String(2 * i) }));
+ * rows.push({ prompt: "9".repeat(500) + "+1=", answer: "1" + "0".repeat(500) });
+ * await Deno.writeTextFile(path, rows.map((r) => JSON.stringify(r)).join("\n"));
+ * const task = await dataTask({ path, format: "jsonl", promptField: "prompt", answerField: "answer", testFraction: 0.2 });
+ * const lines: string[] = [];
+ * const fitted = fitDataTask(task, {
+ *   maxPromptTokens: 100, promptTokens: (r) => r.prompt.length + 1, limit: "100 tokens", log: (l) => lines.push(l),
+ * });
+ * assert.equal(fitted.train.length + fitted.test.length, 10);
+ * assert.deepEqual(fitted.overlong, { skipped: 1, truncated: 0 });
+ * assert.match(lines[0]!, /skipped 1 of 11 rows .* longer than 100 tokens/);
+ * assert.throws(() => fitDataTask(task, {
+ *   maxPromptTokens: 100, promptTokens: (r) => r.prompt.length + 1, limit: "100 tokens", mode: "error",
+ * }), /task\.data: .*:11: the prompt has 504 tokens, more than 100 tokens; /);
+ * await Deno.remove(path);
+ * ```
+ */
+export function fitDataTask(task: DataTask, options: FitOptions): DataTask {
+  const mode = options.mode ?? "skip";
+  const max = options.maxPromptTokens;
+  const log = options.log ?? ((line: string) => console.warn(line));
+  const fixes =
+    "lower rollout.maxNewTokens, use a model with a longer context, or shorten the rows";
+  const overlong: SkippedRow[] = [];
+  let truncated = 0;
+  let longest: { where: string; tokens: number } | null = null;
+  const fit = (row: DataRow): DataRow | null => {
+    const tokens = options.promptTokens(row);
+    if (tokens <= max) return row;
+    if (longest === null || tokens > longest.tokens) longest = { where: row.source, tokens };
+    if (mode === "error") {
+      throw new Error(
+        `task.data: ${row.source}: the prompt has ${tokens} tokens, more than ${options.limit}; set task.data.overlong to skip (leave such rows out) or truncate (cut their start), ${fixes}`,
+      );
+    }
+    if (mode === "truncate") {
+      const cut = truncatePrompt(row, max, options.promptTokens);
+      if (cut !== null) {
+        truncated++;
+        return cut;
+      }
+    }
+    overlong.push({
+      where: row.source,
+      reason: `the prompt has ${tokens} tokens, more than ${options.limit}`,
+    });
+    return null;
+  };
+  const train = task.train.map(fit).filter((r): r is DataRow => r !== null);
+  const test = task.test.map(fit).filter((r): r is DataRow => r !== null);
+  if (overlong.length === 0 && truncated === 0) return task;
+  const total = task.train.length + task.test.length;
+  const worst = longest as { where: string; tokens: number } | null;
+  const worstText = worst === null ? "" : ` (the longest: ${worst.where}, ${worst.tokens} tokens)`;
+  if (train.length + test.length === 0) {
+    throw new Error(
+      `task.data: all ${total} rows of ${task.path} have prompts longer than ${options.limit}${worstText}; ${fixes}`,
+    );
+  }
+  log(
+    `data: ${overlong.length > 0 ? `skipped ${overlong.length}` : ""}${
+      overlong.length > 0 && truncated > 0 ? " and " : ""
+    }${
+      truncated > 0 ? `truncated ${truncated}` : ""
+    } of ${total} rows of ${task.path} whose prompt is longer than ${options.limit}${worstText}; they are never run (task.data.overlong: ${mode}${
+      mode === "skip" ? "; truncate keeps them, cut" : ""
+    })`,
+  );
+  const skipped = [...task.skipped, ...overlong];
+  return splitTask(task.path, task.testFraction, train, test, skipped, {
+    skipped: (task.overlong?.skipped ?? 0) + overlong.length,
+    truncated: (task.overlong?.truncated ?? 0) + truncated,
+  });
+}
+
+/**
+ * `row` with the start of its prompt cut so that it has at most `max` tokens, keeping as much of
+ * its end as fits (a binary search over the characters kept); null when nothing fits.
+ */
+function truncatePrompt(
+  row: DataRow,
+  max: number,
+  promptTokens: (row: DataRow) => number,
+): DataRow | null {
+  const text = row.prompt;
+  const withTail = (keep: number): DataRow => {
+    const { messages: _, ...rest } = row; // the messages would still hold the whole text
+    return { ...rest, prompt: text.slice(text.length - keep) };
+  };
+  let lo = 0; // fits (or is nothing)
+  let hi = text.length; // does not fit
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (promptTokens(withTail(mid)) <= max) lo = mid;
+    else hi = mid;
+  }
+  if (lo === 0 || text.slice(text.length - lo).trim() === "") return null;
+  return Object.freeze(withTail(lo));
 }
 
 /**

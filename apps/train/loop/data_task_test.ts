@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import type { DataSection } from "../config/types.ts";
 import { additionRows, withTempDir, writeJsonl, writeParquet } from "./_test_data.ts";
-import { type DataRow, dataTask, isDataTask, referenceAnswers } from "./data_task.ts";
+import { type DataRow, dataTask, fitDataTask, isDataTask, referenceAnswers } from "./data_task.ts";
+import { loadPolicy } from "./policy.ts";
+import { promptIds } from "./prompt.ts";
 import { HELD_OUT_SEED, heldOutProblems, TrainStream } from "./problems.ts";
 
 // 40 rows: enough for both splits to be non-empty at testFraction 0.25 (about 10 test rows) and
@@ -251,6 +253,80 @@ Deno.test("dataTask: the file's other fields ride on the row; answerField null r
         testFraction: 0.25,
       }, quiet),
       /no usable rows/,
+    );
+  });
+});
+
+Deno.test("fitDataTask: rows too long for the model are skipped and counted, truncated to fit, or an error; never kept", async () => {
+  await withTempDir(async (dir) => {
+    const rows: Record<string, unknown>[] = additionRows(N).map((r) => ({
+      question: r.meta.expr + "=",
+      answer: r.answer,
+    }));
+    // A 10,000-character row and a 300-character one, where the tiny policy has 256 positions.
+    rows.push({ question: "1+".repeat(5000) + "1=", answer: "5001" });
+    rows.push({ question: "0+".repeat(150) + "7=", answer: "7" });
+    const path = await writeJsonl(`${dir}/long.jsonl`, rows);
+    const task = await dataTask(section(path, { template: null, testFraction: 0.1 }), quiet);
+    assert.equal(task.train.length + task.test.length, N + 2);
+    const { model, tokenizer } = await loadPolicy("builtin:tiny");
+    model.dispose();
+    const maxNewTokens = 8;
+    const max = model.config.maxPositions - maxNewTokens; // 248 prompt tokens
+    const promptTokens = (r: DataRow) => promptIds(tokenizer, r).length;
+    const limit = `the 256 positions of builtin:tiny less rollout.maxNewTokens 8`;
+    const all = (t: typeof task) => [...t.train, ...t.test];
+
+    const lines: string[] = [];
+    const skipped = fitDataTask(task, {
+      maxPromptTokens: max,
+      promptTokens,
+      limit,
+      log: (l) => lines.push(l),
+    });
+    assert.equal(all(skipped).length, N);
+    assert.ok(all(skipped).every((r) => promptTokens(r) <= max));
+    assert.deepEqual(skipped.overlong, { skipped: 2, truncated: 0 });
+    assert.equal(skipped.skipped.length, 2);
+    assert.match(
+      skipped.skipped[0]!.reason,
+      /^the prompt has 10003 tokens, more than the 256 positions/,
+    );
+    assert.equal(lines.length, 1);
+    assert.match(
+      lines[0]!,
+      /^data: skipped 2 of 42 rows of .*long\.jsonl whose prompt is longer than .* \(the longest: .*long\.jsonl:41, 10003 tokens\); they are never run \(task\.data\.overlong: skip/,
+    );
+    // Rows keep their split side.
+    assert.deepEqual(
+      skipped.test.map((r) => r.uid),
+      task.test.filter((r) => promptTokens(r) <= max).map((r) => r.uid),
+    );
+
+    const truncated = fitDataTask(task, {
+      maxPromptTokens: max,
+      promptTokens,
+      limit,
+      mode: "truncate",
+      log: () => {},
+    });
+    assert.equal(all(truncated).length, N + 2);
+    assert.deepEqual(truncated.overlong, { skipped: 0, truncated: 2 });
+    const cut = all(truncated).find((r) => r.index === 40)!;
+    assert.equal(promptTokens(cut), max, "as much as fits");
+    assert.ok(("1+".repeat(5000) + "1=").endsWith(cut.prompt), "its end is kept");
+    assert.equal(cut.messages, undefined);
+
+    assert.throws(
+      () => fitDataTask(task, { maxPromptTokens: max, promptTokens, limit, mode: "error" }),
+      /^Error: task\.data: .*long\.jsonl:41: the prompt has 10003 tokens, more than the 256 positions .*; set task\.data\.overlong to skip .* or truncate .*, lower rollout\.maxNewTokens/,
+    );
+    // Every row fits: the task itself comes back.
+    assert.equal(fitDataTask(task, { maxPromptTokens: 1e6, promptTokens, limit }), task);
+    // No row fits: an error, not an empty task.
+    assert.throws(
+      () => fitDataTask(task, { maxPromptTokens: 2, promptTokens, limit, log: () => {} }),
+      /all 42 rows of .* have prompts longer than/,
     );
   });
 });

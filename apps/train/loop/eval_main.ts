@@ -24,7 +24,13 @@
  *   `runs/eval-<task or file>-<UTC yyyymmdd-hhmmss>`; files of an earlier evaluation in `--out`
  *   are replaced.
  * - **Bad flags** (an unknown flag, a bad value, a task option or dataset that does not load)
- *   print the problem naming the flag and the value, then the usage; the exit code is 2.
+ *   print the problem naming the flag and the value, then the usage; the exit code is 2. Sizes
+ *   are bounded ({@link EVAL_LIMITS}) so a typo such as `--samples 1000000000` is such an error,
+ *   not an out-of-memory; `--out ''` is refused (it would write into the working directory).
+ * - **The model's context window**: once the model is loaded, `--max-new-tokens` plus the
+ *   longest prompt evaluated must fit its `max_position_embeddings` (a usage error naming the
+ *   flag and the largest value that fits); a dataset's rows that do not fit are skipped and
+ *   counted (`--set task.data.overlong=truncate|error` does otherwise), as in training.
  *
  * @module
  */
@@ -44,7 +50,7 @@ import type { Config } from "../config/types.ts";
 import { summaryTable } from "../progress.ts";
 import { writeFileAtomic } from "../run/atomic.ts";
 import { JsonlWriter } from "../run/jsonl.ts";
-import { type DataRow, type DataTask, isDataTask } from "./data_task.ts";
+import { type DataRow, type DataTask, fitDataTask, isDataTask } from "./data_task.ts";
 import { type EvalResult, evaluate } from "./eval.ts";
 import {
   EVAL_METRICS,
@@ -54,13 +60,26 @@ import {
   finalAnswer,
 } from "./eval_metrics.ts";
 import { deviceLine, selectTrainDevice } from "./device.ts";
-import { loadPolicy } from "./policy.ts";
+import { contextWindowProblem, loadPolicy } from "./policy.ts";
 import { heldOutProblems } from "./problems.ts";
-import { renderPrompt } from "./prompt.ts";
+import { promptFormat, promptIds, renderPrompt } from "./prompt.ts";
 import { taskFromConfig } from "./task.ts";
 
 /** Problems evaluated when `--problems` is not given (the training run's `trainer.evalProblems`). */
 export const DEFAULT_EVAL_PROBLEMS = 64;
+
+/**
+ * The largest values of the size flags, and of the samples of one evaluation (problems ×
+ * samples, each kept in memory and written to `samples.jsonl`).
+ */
+export const EVAL_LIMITS: Readonly<
+  { problems: number; samples: number; maxNewTokens: number; total: number }
+> = Object.freeze({
+  problems: 1_000_000,
+  samples: 4096,
+  maxNewTokens: 131072,
+  total: 10_000_000,
+});
 
 /** Usage of `deno task eval`. */
 export const EVAL_USAGE =
@@ -88,6 +107,59 @@ export const EVAL_USAGE =
                            (default runs/eval-<task or file>-<UTC time>)
   -h, --help               print this message`;
 
+/**
+ * The task and rows of an evaluation against the model's context window (see the module doc):
+ * a dataset's rows that do not fit are handled by `overlong` and the rows chosen again from
+ * what is left; the longest prompt plus `--max-new-tokens` must fit, else a usage error.
+ */
+function fitToModel(
+  config: { maxPositions: number },
+  tokenizer: Parameters<typeof promptIds>[0],
+  e: {
+    model: string;
+    task: Task;
+    rows: TaskRow[];
+    maxNewTokens: number;
+    overlong: "skip" | "truncate" | "error";
+    select: (task: DataTask) => DataRow[];
+    log: (line: string) => void;
+  },
+): { task: Task; rows: TaskRow[] } {
+  const format = promptFormat(tokenizer);
+  const measure = (row: TaskRow) => promptIds(tokenizer, row, format).length;
+  const at = { checkpoint: e.model, field: "--max-new-tokens", maxNewTokens: e.maxNewTokens };
+  const bare = contextWindowProblem(config, at);
+  if (bare !== null) throw new UsageError(bare);
+  let { task, rows } = e;
+  if (isDataTask(task)) {
+    let fitted: DataTask;
+    try {
+      fitted = fitDataTask(task, {
+        maxPromptTokens: config.maxPositions - e.maxNewTokens,
+        promptTokens: measure,
+        mode: e.overlong,
+        limit:
+          `the ${config.maxPositions} positions of ${e.model} less --max-new-tokens ${e.maxNewTokens}`,
+        log: e.log,
+      });
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+    if (fitted !== task) {
+      task = fitted as unknown as Task;
+      rows = e.select(fitted);
+    }
+  }
+  const longest = rows.reduce((m, row) => Math.max(m, measure(row)), 1);
+  const problem = contextWindowProblem(config, {
+    ...at,
+    longestPrompt: longest,
+    promptWhat: "the longest prompt evaluated",
+  });
+  if (problem !== null) throw new UsageError(problem);
+  return { task, rows };
+}
+
 /** What {@link evalMain} returns. */
 export interface EvalReport extends EvalResult {
   /** The checkpoint evaluated. */
@@ -103,11 +175,19 @@ export interface EvalReport extends EvalResult {
 /** A bad command line: the message names the flag and its value. */
 class UsageError extends Error {}
 
-function intFlag(flag: string, value: string, min: number): number {
+function intFlag(flag: string, value: string, min: number, max?: number): number {
   if (!/^-?\d+$/.test(value.trim()) || Number(value) < min) {
     throw new UsageError(`--${flag} ${JSON.stringify(value)} is not an integer >= ${min}`);
   }
-  return Number(value);
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || (max !== undefined && n > max)) {
+    throw new UsageError(
+      `--${flag} ${value} is more than ${
+        max ?? Number.MAX_SAFE_INTEGER
+      }, the most an evaluation takes; use a smaller value`,
+    );
+  }
+  return n;
 }
 
 function pct(x: number): string {
@@ -360,8 +440,8 @@ async function run(
   }
 
   // Numbers.
-  const samples = intFlag("samples", v.samples, 1);
-  const k = v.k === undefined ? samples : intFlag("k", v.k, 1);
+  const samples = intFlag("samples", v.samples, 1, EVAL_LIMITS.samples);
+  const k = v.k === undefined ? samples : intFlag("k", v.k, 1, EVAL_LIMITS.samples);
   if (k > samples) {
     throw new UsageError(`--k ${k} is more than --samples ${samples}; use --k ${samples} or less`);
   }
@@ -370,7 +450,7 @@ async function run(
   if (v.temperature.trim() === "" || !Number.isFinite(temperature) || temperature < 0) {
     throw new UsageError(`--temperature ${JSON.stringify(v.temperature)} is not a number >= 0`);
   }
-  const maxNewTokens = intFlag("max-new-tokens", v["max-new-tokens"], 1);
+  const maxNewTokens = intFlag("max-new-tokens", v["max-new-tokens"], 1, EVAL_LIMITS.maxNewTokens);
   try {
     parseDeviceChoice(v.device, "--device");
   } catch (e) {
@@ -385,7 +465,21 @@ async function run(
     }
     problems = "all";
   } else if (v.problems !== undefined) {
-    problems = intFlag("problems", v.problems, 1);
+    problems = intFlag("problems", v.problems, 1, EVAL_LIMITS.problems);
+  }
+  if (typeof problems === "number" && problems * samples > EVAL_LIMITS.total) {
+    throw new UsageError(
+      `--problems ${problems} x --samples ${samples} is ${
+        problems * samples
+      } samples, more than ${EVAL_LIMITS.total} (each is kept in memory and written to samples.jsonl); evaluate fewer problems or samples`,
+    );
+  }
+  if (v.out !== undefined && v.out.trim() === "") {
+    throw new UsageError(
+      `--out ${
+        JSON.stringify(v.out)
+      } is empty, which would write eval.jsonl and samples.jsonl into the working directory; give a directory (or leave --out out for runs/eval-<task>-<time>)`,
+    );
   }
 
   let config: Config;
@@ -394,7 +488,12 @@ async function run(
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     let message = e.message;
-    for (const [from, to] of typed) message = message.replaceAll(`(from ${from})`, `(from ${to})`);
+    // A source may list several layers ("(from a; key from b)"): each is replaced where it ends.
+    for (const [from, to] of typed) {
+      for (const end of [")", ";"]) {
+        message = message.replaceAll(`from ${from}${end}`, `from ${to}${end}`);
+      }
+    }
     throw new UsageError(message);
   }
   let task: Task;
@@ -431,6 +530,22 @@ async function run(
     throw e;
   }
   const { model: policy, tokenizer, eosTokenIds } = loaded;
+  try {
+    ({ task, rows } = fitToModel(policy.config, tokenizer, {
+      model,
+      task,
+      rows,
+      maxNewTokens,
+      overlong: config.task.data?.overlong ?? "skip",
+      select: (fitted) => dataRows(fitted, split, problems),
+      log,
+    }));
+  } catch (e) {
+    policy.dispose();
+    setBackend(previous);
+    device.release();
+    throw e;
+  }
   const perProblem = rows.map(() => ({
     rewards: new Array<number>(samples).fill(0),
     answers: new Array<string | null>(samples).fill(null),

@@ -234,6 +234,25 @@ Deno.test("evalMain: a bad flag prints the flag, its value and the usage, and re
         ["--data", data, "--prompt-field", "question", "--problems", "39"],
         /--problems 39: the test split of .* has \d+ distinct problems/,
       ],
+      // Sizes past what an evaluation can hold: a clear error, not "Invalid array length".
+      [
+        ["--samples", "1000000000"],
+        /--samples 1000000000 is more than 4096, the most an evaluation takes/,
+      ],
+      [["--seed", "99999999999999999999"], /--seed 99999999999999999999 is more than \d+/],
+      [
+        ["--problems", "100000", "--samples", "200"],
+        /--problems 100000 x --samples 200 is 20000000 samples, more than 10000000/,
+      ],
+      // Past the tiny policy's 256 positions (checked once it is loaded).
+      [
+        ["--max-new-tokens", "300"],
+        /--max-new-tokens: 300 new tokens after a prompt \(1 tokens\) need 301 positions, but builtin:tiny has 256 .*; set --max-new-tokens to 255 or less/,
+      ],
+      [
+        ["--max-new-tokens", "252"],
+        /--max-new-tokens: 252 new tokens after the longest prompt evaluated \(\d+ tokens\) need \d+ positions, but builtin:tiny has 256/,
+      ],
     ];
     for (const [args, message] of cases) {
       const lines: string[] = [];
@@ -262,4 +281,53 @@ Deno.test("deno task eval: exit code 2 on a bad flag, 0 for --help", async () =>
   const help = await run("--help");
   assert.equal(help.code, 0);
   assert.match(help.text, /^Usage: deno task eval/);
+});
+
+Deno.test("evalMain: an empty --out is refused (it would write into the working directory)", async () => {
+  for (const out of ["", "  "]) {
+    const lines: string[] = [];
+    assert.equal(
+      await evalMain(["--problems", "2", "--samples", "1", "--out", out], (l) => lines.push(l)),
+      null,
+    );
+    assert.match(
+      lines.join("\n"),
+      /^eval: --out ".*" is empty, which would write eval\.jsonl and samples\.jsonl into the working directory; give a directory/,
+    );
+  }
+});
+
+Deno.test("evalMain --data: rows too long for the model are skipped and counted", async () => {
+  await withTempDir(async (dir) => {
+    const rows: Record<string, unknown>[] = additionRows(20).map((r) => ({
+      question: `${r.meta.expr}=`,
+      answer: r.answer,
+    }));
+    rows.push({ question: "1+".repeat(5000) + "1=", answer: "5001" });
+    const data = await writeJsonl(`${dir}/long.jsonl`, rows);
+    const lines: string[] = [];
+    const r = await evalMain(
+      [
+        "--data",
+        data,
+        "--prompt-field",
+        "question",
+        "--split",
+        "all",
+        "--problems",
+        "all",
+        "--samples",
+        "1",
+        "--out",
+        `${dir}/out`,
+      ],
+      (l) => lines.push(l),
+    );
+    assert.ok(r !== null, lines.join("\n"));
+    assert.equal(r.problems, 20);
+    assert.match(
+      lines.join("\n"),
+      /data: skipped 1 of 21 rows of .*long\.jsonl whose prompt is longer than the 256 positions of builtin:tiny less --max-new-tokens 8/,
+    );
+  });
 });

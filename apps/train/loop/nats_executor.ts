@@ -34,13 +34,26 @@
  *   `run` (as a Web Worker's does); a job JetStream gives up on after `maxDeliver` deliveries
  *   (every worker that took it died) rejects it too (max-deliveries advisory); and while jobs
  *   wait with no result the hub logs the queue's depth every `waitWarnS` seconds.
+ * - **Credentials** (`rollout.natsAuth` and the `NATS_*` environment, `nats_protocol.ts`): a
+ *   refused or missing login fails `startNatsExecutors` at once, naming the settings; the
+ *   config published to the workers leaves `rollout.natsAuth` out, and URLs are logged without
+ *   credentials.
+ * - **Another client's writes are not the trainer's**: the hub guards what it owns. It remembers
+ *   the object-store id (`nuid`) of every weights object and run record it wrote; any other
+ *   object in its weights bucket (a version it never uploaded, or one of its versions replaced)
+ *   is deleted and logged, and the newest snapshot put back if it was replaced; its run record,
+ *   if replaced, is written again. A result computed under weights the trainer never uploaded
+ *   (a version above its newest, or a checksum it did not upload) is logged and its job queued
+ *   again (up to `maxDeliver` times), never a reason to fail the run. This keeps a peer's bogus
+ *   upload from stopping a run; keeping peers out is the server's credentials (README, NATS
+ *   security).
  *
  * @module
  */
 
 import { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
-import { type ObjectStore, Objm } from "@nats-io/obj";
-import { connect, nanos, type NatsConnection, type Subscription } from "@nats-io/transport-node";
+import { type ObjectInfo, type ObjectStore, Objm } from "@nats-io/obj";
+import { nanos, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import {
   type ReceivedTrajectory,
   TrajectoryConsumer,
@@ -53,12 +66,22 @@ import { rolloutSchedule } from "../config/mapping.ts";
 import type { Rollout } from "./rollout.ts";
 import type { RolloutExecutor, RolloutJob } from "./rollout_job.ts";
 import {
+  connectNatsSecure,
   decodeJson,
+  NatsConnectError,
   type NatsJob,
   type NatsResult,
   type NatsRun,
+  type NatsSecurity,
+  type NatsWeightsPin,
   newIncarnation,
   readActiveRun,
+  redactNatsUrl,
+  resolveNatsSecurity,
+  RUN_BUCKET,
+  runObjectName,
+  splitNatsUrl,
+  TRAINER_AUTH_NAMES,
   writeActiveRun,
 } from "./nats_protocol.ts";
 
@@ -90,6 +113,11 @@ export interface NatsExecutorOptions {
   inlineMaxBytes?: number;
   /** Seconds between "still waiting" lines while jobs wait for results (default 60). */
   waitWarnS?: number;
+  /**
+   * The environment the `NATS_*` credentials are read from (default `Deno.env.get`; tests pass
+   * their own).
+   */
+  env?: (name: string) => string | undefined;
 }
 
 const HEADROOM = 8 * 1024;
@@ -99,8 +127,16 @@ interface Pending {
   slot: string;
   job: RolloutJob;
   seq: number;
+  /** Times the job was queued again after a result under weights this trainer never uploaded. */
+  requeued: number;
   resolve: (v: { rollout: Rollout; policyVersion: number }) => void;
   reject: (e: Error) => void;
+}
+
+/** A weights object this hub uploaded. */
+interface Uploaded {
+  pin: NatsWeightsPin;
+  nuid: string;
 }
 
 function errorOf(e: unknown): Error {
@@ -136,6 +172,7 @@ async function destroyBucket(nc: NatsConnection, bucket: string): Promise<void> 
 
 /** The trainer's shared state behind the slots (see the module doc). */
 class NatsHub {
+  /** The server's URL, without credentials (for messages). */
   readonly url: string;
   readonly run: NatsRun;
   readonly #nc: NatsConnection;
@@ -144,17 +181,25 @@ class NatsHub {
   readonly #weights: WeightsStore;
   readonly #consumer: TrajectoryConsumer<NatsResult>;
   readonly #rollouts: ObjectStore;
+  readonly #runOs: ObjectStore;
   readonly #log: (line: string) => void;
   readonly #waitWarnMs: number;
   readonly #pending = new Map<string, Pending>();
   readonly #bySeq = new Map<number, string>();
+  /** Versions this hub uploaded, by version. */
+  readonly #uploaded = new Map<number, Uploaded>();
+  #latestSnap: WeightSnapshot | null = null;
+  #runDigest: string;
+  #runNuid = "";
   #dispatch = 0;
   #latestPut = -1;
   #puts: Promise<void> = Promise.resolve();
+  #guardQueued = false;
   #open = 0;
   #closed = false;
   #pump: Promise<void> = Promise.resolve();
   #advisories: Subscription | null = null;
+  #watchers: { stop(): void }[] = [];
   #lastProgress = Date.now();
 
   private constructor(
@@ -163,10 +208,12 @@ class NatsHub {
     jsm: JetStreamManager,
     parts: {
       run: NatsRun;
+      runDigest: string;
       queue: WorkQueue<NatsJob>;
       weights: WeightsStore;
       consumer: TrajectoryConsumer<NatsResult>;
       rollouts: ObjectStore;
+      runOs: ObjectStore;
       log: (line: string) => void;
       waitWarnMs: number;
     },
@@ -175,36 +222,60 @@ class NatsHub {
     this.#nc = nc;
     this.#jsm = jsm;
     this.run = parts.run;
+    this.#runDigest = parts.runDigest;
     this.#queue = parts.queue;
     this.#weights = parts.weights;
     this.#consumer = parts.consumer;
     this.#rollouts = parts.rollouts;
+    this.#runOs = parts.runOs;
     this.#log = parts.log;
     this.#waitWarnMs = parts.waitWarnMs;
   }
 
   static async open(config: Config, options: NatsExecutorOptions): Promise<NatsHub> {
-    const url = config.rollout.nats;
-    if (typeof url !== "string" || url === "") {
+    const raw = config.rollout.nats;
+    if (typeof raw !== "string" || raw === "") {
       throw new TypeError(
         `startNatsExecutors: config.rollout.nats is ${
-          JSON.stringify(url)
+          JSON.stringify(raw)
         }; set it to the server's URL (nats://host:4222)`,
       );
     }
     if (typeof options.runId !== "string" || options.runId === "") {
       throw new TypeError("startNatsExecutors: options.runId must be a non-empty string");
     }
+    const url = redactNatsUrl(raw);
     const log = options.log ?? (() => {});
     const ackWaitMs = options.ackWaitMs ?? envAckWaitMs() ?? 10_000;
     const maxDeliver = options.maxDeliver ?? 5;
+    let security: NatsSecurity;
+    try {
+      // A user:pass@ URL (refused in a config file, possible from code) logs in, unprinted.
+      const { url: clean, fromUrl } = splitNatsUrl(raw);
+      security = await resolveNatsSecurity(
+        { ...config.rollout.natsAuth, ...(fromUrl === undefined ? {} : { fromUrl }) },
+        TRAINER_AUTH_NAMES,
+        options.env,
+        clean,
+      );
+    } catch (e) {
+      throw new Error(`rollout.natsAuth: ${errorOf(e).message}`, { cause: e });
+    }
     let nc: NatsConnection;
     try {
-      nc = await connect({ servers: url, name: `rlvr trainer ${options.runId}`, timeout: 5000 });
+      nc = await connectNatsSecure(raw, security, {
+        name: `rlvr trainer ${options.runId}`,
+        names: TRAINER_AUTH_NAMES,
+      });
     } catch (e) {
+      if (e instanceof NatsConnectError && e.kind !== "unreachable") {
+        throw new Error(`rollout.nats: ${e.message}`, { cause: e });
+      }
       throw new Error(
-        `rollout.nats: cannot connect to ${url} (${errorOf(e).message}); start nats-server ` +
-          `with JetStream there (nats-server -js), or set rollout.nats to null for local workers`,
+        `rollout.nats: cannot connect to ${url} (${
+          errorOf(errorOf(e).cause ?? e).message
+        }); start nats-server with JetStream there (nats-server -js), or set rollout.nats to ` +
+          `null for local workers`,
         { cause: e },
       );
     }
@@ -226,9 +297,11 @@ class NatsHub {
       const previous = await readActiveRun(nc).catch(() => null);
       await jsm.streams.purge(queue.stream);
       await jsm.streams.purge(consumer.stream);
+      const runOs = await new Objm(nc).create(RUN_BUCKET);
       if (previous !== null) {
         await destroyBucket(nc, previous.weightsBucket);
         await destroyBucket(nc, previous.rolloutsBucket);
+        await runOs.delete(runObjectName(previous.incarnation)).catch(() => {});
         log(
           `rollout: NATS ${url}: replacing run ${previous.runId} (trainer ${previous.incarnation}` +
             `, started ${previous.startedAt}); its queued jobs were purged`,
@@ -239,10 +312,12 @@ class NatsHub {
       const weights = await WeightsStore.open(nc, { bucket: weightsBucket });
       const rollouts = await new Objm(nc).create(rolloutsBucket, { ttl: nanos(ROLLOUT_TTL_MS) });
       const maxPayload = nc.info?.max_payload ?? 1024 * 1024;
+      // The workers get the config without the trainer's credential settings (file names).
+      const { natsAuth: _auth, ...rolloutSection } = config.rollout;
       const run: NatsRun = {
         runId: options.runId,
         incarnation,
-        config,
+        config: { ...config, rollout: rolloutSection },
         maxStaleness: rolloutSchedule(config).maxStaleness,
         weightsBucket,
         rolloutsBucket,
@@ -253,17 +328,21 @@ class NatsHub {
         ),
         startedAt: new Date().toISOString(),
       };
-      await writeActiveRun(nc, run);
+      const runDigest = await writeActiveRun(nc, run);
       const hub = new NatsHub(url, nc, jsm, {
         run,
+        runDigest,
         queue,
         weights,
         consumer,
         rollouts,
+        runOs,
         log,
         waitWarnMs: (options.waitWarnS ?? 60) * 1000,
       });
+      hub.#runNuid = (await runOs.info(runObjectName(incarnation)))?.nuid ?? "";
       hub.#startAdvisories();
+      await hub.#startGuards();
       hub.#pump = hub.#pumpLoop();
       return hub;
     } catch (e) {
@@ -284,14 +363,120 @@ class NatsHub {
 
   /** Uploads a snapshot unless this or a newer version is already up (in version order). */
   put(snapshot: WeightSnapshot): Promise<void> {
-    const next = this.#puts.catch(() => {}).then(async () => {
-      if (this.#closed) throw new Error("NATS rollout executors are closed");
+    return this.#serial(async () => {
       if (snapshot.version <= this.#latestPut) return;
-      await this.#weights.put(snapshot);
-      this.#latestPut = snapshot.version;
+      await this.#upload(snapshot);
+    });
+  }
+
+  /** Runs `fn` after every earlier upload and guard pass (they share the bucket). */
+  #serial(fn: () => Promise<void>): Promise<void> {
+    const next = this.#puts.catch(() => {}).then(() => {
+      if (this.#closed) throw new Error("NATS rollout executors are closed");
+      return fn();
     });
     this.#puts = next;
     return next;
+  }
+
+  /**
+   * Uploads `snapshot` after deleting every object of the bucket this hub did not write (a
+   * version another client put above the trainer's would make the store refuse the trainer's).
+   */
+  async #upload(snapshot: WeightSnapshot): Promise<void> {
+    for (let attempt = 0;; attempt++) {
+      await this.#removeForeign();
+      try {
+        const { size, nuid } = await this.#weights.put(snapshot);
+        const pin = { version: snapshot.version, checksum: snapshot.checksum, bytes: size };
+        this.#uploaded.set(snapshot.version, { pin, nuid });
+        this.#latestSnap = snapshot;
+        this.#latestPut = Math.max(this.#latestPut, snapshot.version);
+        return;
+      } catch (e) {
+        // another client wrote a newer version between the clean-up and the upload: again
+        if (attempt >= 4 || !/is not above the latest stored version/.test(errorOf(e).message)) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  /** Deletes every object in the weights bucket this hub did not write; logs each. */
+  async #removeForeign(): Promise<number> {
+    let removed = 0;
+    for (const e of await this.#weights.entries()) {
+      const own = e.version === null ? undefined : this.#uploaded.get(e.version);
+      if (own !== undefined && own.nuid === e.nuid) continue;
+      await this.#weights.remove(e.name);
+      removed++;
+      this.#log(
+        `rollout: NATS: deleted weights object ${
+          JSON.stringify(e.name.slice(0, 64))
+        } (${e.size} bytes) from ${this.#weights.bucket}: ${
+          own === undefined ? "not uploaded by this trainer" : "it replaced this trainer's upload"
+        }; another client is writing to the server (give it credentials: README, NATS security)`,
+      );
+    }
+    return removed;
+  }
+
+  /** A guard pass: foreign weights deleted, the newest upload put back if it was replaced. */
+  #guardWeights(): void {
+    if (this.#guardQueued || this.#closed) return;
+    this.#guardQueued = true;
+    this.#serial(async () => {
+      this.#guardQueued = false;
+      if (await this.#removeForeign() === 0) return;
+      const snap = this.#latestSnap;
+      if (snap === null) return;
+      const present = (await this.#weights.entries()).some((e) => e.version === snap.version);
+      if (!present) {
+        this.#uploaded.delete(snap.version);
+        await this.#upload(snap);
+        this.#log(`rollout: NATS: weights v${snap.version} uploaded again`);
+      }
+    }).catch((e) => {
+      if (!this.#closed) this.#log(`rollout: NATS: weights guard failed (${errorOf(e).message})`);
+    });
+  }
+
+  /** Watches the weights bucket and the run record for other clients' writes. */
+  async #startGuards(): Promise<void> {
+    const weightsOs = await new Objm(this.#nc).open(this.run.weightsBucket);
+    const own = runObjectName(this.run.incarnation);
+    const watch = async (os: ObjectStore, on: (info: ObjectInfo) => void) => {
+      const it = await os.watch({ includeHistory: false });
+      this.#watchers.push(it);
+      (async () => {
+        for await (const info of it) if (info !== null) on(info);
+      })().catch(() => {});
+    };
+    await watch(weightsOs, (info) => {
+      const m = /^v(0|[1-9][0-9]*)$/.exec(info.name);
+      const mine = m === null ? undefined : this.#uploaded.get(Number(m[1]));
+      // Our own upload's event can come before `put` returns: wait for the pass to decide.
+      if (mine === undefined || mine.nuid !== info.nuid) this.#guardWeights();
+    });
+    await watch(this.#runOs, (info) => {
+      if (info.name !== own || (info.nuid === this.#runNuid && !info.deleted)) return;
+      this.#serial(async () => {
+        const now = await this.#runOs.info(own);
+        if (now !== null && !now.deleted && now.nuid === this.#runNuid) return;
+        const bytes = new TextEncoder().encode(JSON.stringify(this.run));
+        const put = await this.#runOs.putBlob({ name: own }, bytes);
+        this.#runNuid = put.nuid;
+        this.#log(
+          `rollout: NATS: the run record ${own} was ${
+            now === null || now.deleted ? "deleted" : "replaced"
+          } by another client; written again (give clients credentials: README, NATS security)`,
+        );
+      }).catch((e) => {
+        if (!this.#closed) {
+          this.#log(`rollout: NATS: run record guard failed (${errorOf(e).message})`);
+        }
+      });
+    });
   }
 
   /** Enqueues `job` for slot `slot` and resolves with its result. */
@@ -300,9 +485,28 @@ class NatsHub {
     job: RolloutJob,
   ): Promise<{ rollout: Rollout; policyVersion: number }> {
     if (this.#closed) throw new Error(`NATS rollout executor ${slot} is closed`);
+    let pending!: Pending;
+    const result = new Promise<{ rollout: Rollout; policyVersion: number }>((resolve, reject) => {
+      pending = { slot, job, seq: -1, requeued: 0, resolve, reject };
+    });
+    result.catch(() => {}); // settled while enqueueing: awaited (and thrown) below
+    if (this.#pending.size === 0) this.#lastProgress = Date.now();
+    await this.#enqueue(pending);
+    return await result;
+  }
+
+  /** Queues `p`'s job under a fresh message id (see the module doc). */
+  async #enqueue(p: Pending): Promise<void> {
     const { runId, incarnation } = this.run;
+    const { slot, job } = p;
     const id = `${runId}/${incarnation}/${job.id}/${this.#dispatch++}`;
-    const prompt: NatsJob = { incarnation, job };
+    const latest = this.#uploaded.get(this.#latestPut);
+    const prompt: NatsJob = {
+      incarnation,
+      job,
+      run: this.#runDigest,
+      ...(latest === undefined ? {} : { weights: latest.pin }),
+    };
     const size = bytesOf(JSON.stringify({ id, prompt }));
     const max = this.#nc.info?.max_payload ?? 1024 * 1024;
     if (size > max) {
@@ -313,15 +517,10 @@ class NatsHub {
           `dynamicSampling.maxRetries)`,
       );
     }
-    const result = new Promise<{ rollout: Rollout; policyVersion: number }>((resolve, reject) => {
-      this.#pending.set(id, { slot, job, seq: -1, resolve, reject });
-    });
-    result.catch(() => {}); // settled while enqueueing: awaited (and thrown) below
-    if (this.#pending.size === 1) this.#lastProgress = Date.now();
+    this.#pending.set(id, p);
     try {
       const { seq } = await this.#queue.enqueue({ id, prompt });
-      const p = this.#pending.get(id);
-      if (p !== undefined) {
+      if (this.#pending.get(id) === p) {
         p.seq = seq;
         this.#bySeq.set(seq, id);
       }
@@ -331,7 +530,6 @@ class NatsHub {
         cause: e,
       });
     }
-    return await result;
   }
 
   /** A slot closed: its pending jobs reject; the last one closes the hub. */
@@ -348,6 +546,8 @@ class NatsHub {
       await this.#jsm.streams.purge(this.#queue.stream); // nobody will read their results
     } catch { /* the connection is gone: nothing to clean */ }
     this.#advisories?.unsubscribe();
+    for (const w of this.#watchers) w.stop();
+    await this.#puts.catch(() => {});
     await this.#nc.close();
     await this.#pump;
   }
@@ -380,12 +580,28 @@ class NatsHub {
           new Error(
             `NATS rollout executor ${p.slot}: job ${p.job.id} was delivered ` +
               `${this.run.queue.maxDeliver} times without a result (every worker that took ` +
-              `it died or hung past the ${this.run.queue.ackWaitMs} ms ack wait); see the ` +
-              `workers' output`,
+              `it died, hung past the ${this.run.queue.ackWaitMs} ms ack wait, or refused ` +
+              `it); see the workers' output`,
           ),
         );
       }
     })().catch(() => {});
+  }
+
+  /**
+   * Why a result's weights are not this trainer's (a version it never uploaded, or another
+   * checksum), or null when they are.
+   */
+  #foreignWeights(version: number, checksum: string | undefined): string | null {
+    if (version > this.#latestPut) {
+      return `version ${version}, newer than the latest upload ${this.#latestPut}`;
+    }
+    const own = this.#uploaded.get(version);
+    if (checksum !== undefined && own !== undefined && own.pin.checksum !== checksum) {
+      return `version ${version} with SHA-256 ${checksum.slice(0, 12)}…, not the one this ` +
+        `trainer uploaded (${own.pin.checksum.slice(0, 12)}…)`;
+    }
+    return null;
   }
 
   async #pumpLoop(): Promise<void> {
@@ -412,15 +628,32 @@ class NatsHub {
       }
       this.#lastProgress = Date.now();
       try {
-        const rollout = await this.#decode(t.payload, t.workerId, p);
-        await r.ack().catch(() => {});
-        if (t.policyVersion > this.#latestPut) {
-          throw new Error(
-            `NATS rollout executor ${p.slot}: worker ${t.workerId} says job ${p.job.id} ran ` +
-              `under version ${t.policyVersion}, newer than the latest upload ` +
-              `${this.#latestPut}; is another trainer using ${this.url}?`,
+        const payload = t.payload;
+        const foreign = payload?.kind === "error"
+          ? null
+          : this.#foreignWeights(t.policyVersion, payload?.checksum);
+        if (foreign !== null) {
+          await r.ack().catch(() => {});
+          if (payload?.kind === "object") await this.#rollouts.delete(payload.name).catch(() => {});
+          const tail = `worker ${t.workerId} says job ${p.job.id} ran under weights ${foreign}`;
+          if (p.requeued >= this.run.queue.maxDeliver) {
+            throw new Error(
+              `NATS rollout executor ${p.slot}: ${tail}; ${p.requeued + 1} such results for ` +
+                `this job: another client is writing weights to ${this.url}; give the server ` +
+                `credentials (README, NATS security) or use a server of your own`,
+            );
+          }
+          p.requeued++;
+          this.#log(
+            `rollout: NATS: ignored a result: ${tail} (another client's upload?); job queued ` +
+              `again (${p.requeued}/${this.run.queue.maxDeliver})`,
           );
+          this.#guardWeights();
+          await this.#enqueue(p);
+          continue;
         }
+        const rollout = await this.#decode(payload, t.workerId, p);
+        await r.ack().catch(() => {});
         p.resolve({ rollout, policyVersion: t.policyVersion });
       } catch (e) {
         await r.ack().catch(() => {});

@@ -215,7 +215,13 @@ natsTest(
   async (server) => {
     const config = await tinyConfig(server.url);
     const ackWaitMs = 1000;
-    const [ex] = await startNatsExecutors(config, 1, { runId: "exec-d", ackWaitMs, maxDeliver: 2 });
+    const logs: string[] = [];
+    const [ex] = await startNatsExecutors(config, 1, {
+      runId: "exec-d",
+      ackWaitMs,
+      maxDeliver: 2,
+      log: (l) => logs.push(l),
+    });
     // an in-process stand-in for a worker
     await using nc = await connect({ servers: server.url });
     const queue = await WorkQueue.open<NatsJob>(nc, { ackWaitMs, maxDeliver: 2 });
@@ -231,8 +237,20 @@ natsTest(
       seconds: NaN,
     };
     const inline: NatsResult = { kind: "inline", json: encodeJson(empty) };
-    const answer = (jobId: string, payload: NatsResult, policyVersion = 0, tag = "0") =>
-      pub.publish({ id: `${jobId}/${tag}`, jobId, policyVersion, workerId: "fake", payload });
+    const answer = (
+      jobId: string,
+      payload: NatsResult,
+      policyVersion = 0,
+      tag = "0",
+      checksum?: string,
+    ) =>
+      pub.publish({
+        id: `${jobId}/${tag}`,
+        jobId,
+        policyVersion,
+        workerId: "fake",
+        payload: checksum === undefined ? payload : { ...payload, checksum } as NatsResult,
+      });
     const w = { w: tensor([1, 2]) };
     try {
       // a dead trainer's result, before anything is awaited
@@ -262,15 +280,37 @@ natsTest(
       await j1b.ack();
       await r1b;
 
-      // a version the trainer never uploaded
-      const r2 = assert.rejects(
-        ex!.run(job(2)),
-        /ran under version 5, newer than the latest upload 0/,
-      );
+      // weights the trainer never uploaded (another client's): not the job's result; the job is
+      // queued again, maxDeliver (2) times, then it fails
+      const r2 = ex!.run(job(2));
       const j2 = (await queue.next())!;
+      assert.equal(j2.prompt.weights?.version, 0); // jobs name the trainer's upload
       await answer(j2.id, inline, 5);
       await j2.ack();
-      await r2;
+      const j2b = (await queue.next())!; // queued again under a new message id
+      assert.match(j2b.id, /^exec-d\/[a-z0-9]+\/2\/3$/);
+      assert.equal(j2b.prompt.job.id, 2);
+      await answer(j2b.id, inline, 0, "0", "ab".repeat(32)); // version 0, another checksum
+      await j2b.ack();
+      const j2c = (await queue.next())!;
+      await answer(j2c.id, inline, 0, "0", j2.prompt.weights!.checksum); // the trainer's v0
+      await j2c.ack();
+      assert.deepEqual(await r2, { rollout: empty, policyVersion: 0 });
+      assert.ok(
+        logs.some((l) => /ignored a result: .*version 5, newer than the latest upload 0/.test(l)),
+        logs.join("\n"),
+      );
+      assert.ok(logs.some((l) => /version 0 with SHA-256 abababababab…/.test(l)), logs.join("\n"));
+      const r2b = assert.rejects(
+        ex!.run(job(2)),
+        /ran under weights version 7, newer than the latest upload 0; 3 such results/,
+      );
+      for (let i = 0; i < 3; i++) {
+        const j = (await queue.next())!;
+        await answer(j.id, inline, 7);
+        await j.ack();
+      }
+      await r2b;
 
       // taken twice, never answered: JetStream gives up and the job fails
       const r3 = assert.rejects(ex!.run(job(3)), /job 3 was delivered 2 times without a result/);

@@ -21,6 +21,7 @@ import {
   loadCheckpoint,
   loadTokenizer,
   type ModelConfig,
+  parameterCount,
   type Tokenizer,
 } from "@rlvr/policy";
 import type { Tensor } from "@rlvr/tensor";
@@ -237,4 +238,233 @@ async function loadPolicyFolder(dir: string): Promise<LoadedPolicy> {
     generationConfig: ckpt.generationConfig,
     eosTokenIds,
   };
+}
+
+/**
+ * Why a run's sequences do not fit the model's context window (`max_position_embeddings`), or
+ * null when they do: `maxNewTokens` new tokens after a prompt of `longestPrompt` tokens (at least
+ * one, the BOS) need that many positions. A model run past its positions does not fail, it
+ * computes positions it was never trained on (RoPE extrapolates), which is why this is checked
+ * before step 1. The message names `field` (the setting to change), its value, the model's
+ * limit and the largest value that fits.
+ *
+ * @example Usage
+ * ```ts
+ * import { contextWindowProblem, loadPolicy } from "./policy.ts";
+ * import assert from "node:assert/strict";
+ * const { model } = await loadPolicy("builtin:tiny"); // 256 positions
+ * const at = { checkpoint: "builtin:tiny", field: "rollout.maxNewTokens" };
+ * assert.equal(contextWindowProblem(model.config, { ...at, maxNewTokens: 8, longestPrompt: 7 }), null);
+ * assert.match(
+ *   contextWindowProblem(model.config, { ...at, maxNewTokens: 380, longestPrompt: 7 })!,
+ *   /^rollout\.maxNewTokens: 380 new tokens after .* need 387 positions, but builtin:tiny has 256 .*set rollout\.maxNewTokens to 249 or less/,
+ * );
+ * model.dispose();
+ * ```
+ */
+export function contextWindowProblem(
+  config: Pick<ModelConfig, "maxPositions">,
+  needs: {
+    /** `model.checkpoint`, for the message. */
+    checkpoint: string;
+    /** The setting that gives `maxNewTokens` (`rollout.maxNewTokens`, `--max-new-tokens`). */
+    field: string;
+    /** Its value. */
+    maxNewTokens: number;
+    /** Tokens of the longest prompt (default 1: a BOS or one token at least). */
+    longestPrompt?: number;
+    /** What that prompt is, for the message (default "a prompt"). */
+    promptWhat?: string;
+  },
+): string | null {
+  const limit = config.maxPositions;
+  const prompt = Math.max(1, needs.longestPrompt ?? 1);
+  const total = needs.maxNewTokens + prompt;
+  if (total <= limit) return null;
+  const what = needs.promptWhat ?? "a prompt";
+  const fits = limit - prompt;
+  const fix = fits >= 1
+    ? `set ${needs.field} to ${fits} or less, or use a model with a longer context`
+    : `the prompt alone fills the window: use shorter prompts or a model with a longer context`;
+  return `${needs.field}: ${needs.maxNewTokens} new tokens after ${what} (${prompt} tokens) need ${total} positions, but ${needs.checkpoint} has ${limit} (max_position_embeddings in its config.json), and past them the model computes positions it was never trained on; ${fix}`;
+}
+
+/** One term of a {@link MemoryEstimate}. */
+export interface MemoryPart {
+  /** What it holds. */
+  name: string;
+  /** Its size in bytes. */
+  bytes: number;
+  /** How it was computed (the sizes multiplied). */
+  formula: string;
+  /** The config key that scales it (what to lower). */
+  field: string;
+}
+
+/** A lower bound of the memory a training run needs at its peak: {@link estimateTrainingMemory}. */
+export interface MemoryEstimate {
+  /** The bound in bytes: the weights, plus the larger of the rollout and the update. */
+  bytes: number;
+  /** The terms, the weights first. */
+  parts: MemoryPart[];
+  /** The term of the peak phase (rollout or update), which the fix names. */
+  peak: MemoryPart;
+}
+
+/**
+ * A lower bound of the bytes a training run holds at its peak (f32 everywhere): the weights
+ * (the policy, the reference when one is held, and for each trained parameter its gradient and
+ * AdamW's two moments), plus the larger of
+ * - the rollout: the KV cache of `batchSize` sequences of `positions` tokens (every response of
+ *   a step is generated in one batch), and of the held-out evaluation's batch;
+ * - the update: per micro-batch of `microBatchSize` sequences, the logits and their gradient
+ *   (`micro × positions × vocab`), the attention scores every layer keeps for the backward pass
+ *   (`micro × heads × positions²`) and the inputs of each layer's projections.
+ * Only what must exist is counted (no allocator overhead, no temporaries), so a run refused by
+ * this bound cannot run; one under it may still need more.
+ *
+ * @example Usage
+ * ```ts
+ * import { estimateTrainingMemory, loadPolicy } from "./policy.ts";
+ * import assert from "node:assert/strict";
+ * const { model } = await loadPolicy("builtin:tiny");
+ * const small = estimateTrainingMemory(model.config, {
+ *   batchSize: 64, microBatchSize: 64, positions: 16, evalSequences: 256,
+ *   trainableParameters: 120_000, reference: false,
+ * });
+ * assert.ok(small.bytes < 50e6);
+ * const huge = estimateTrainingMemory(model.config, {
+ *   batchSize: 65536, microBatchSize: 64, positions: 256, evalSequences: 256,
+ *   trainableParameters: 120_000, reference: false,
+ * });
+ * assert.equal(huge.peak.field, "rollout.batchSize");
+ * assert.ok(huge.bytes > 10e9);
+ * model.dispose();
+ * ```
+ */
+export function estimateTrainingMemory(
+  config: ModelConfig,
+  run: {
+    /** Responses per step (`rollout.batchSize`). */
+    batchSize: number;
+    /** Responses per forward/backward pass (`algorithm.microBatchSize`, capped at the batch). */
+    microBatchSize: number;
+    /** Positions of the longest sequence: prompt + `rollout.maxNewTokens`. */
+    positions: number;
+    /** Sequences of one held-out evaluation batch (the evaluator generates up to 256 at once). */
+    evalSequences: number;
+    /** Parameters trained (all of them, or the adapters with LoRA). */
+    trainableParameters: number;
+    /** Whether a frozen reference copy of the policy is held. */
+    reference: boolean;
+  },
+): MemoryEstimate {
+  const f32 = 4;
+  const params = parameterCount(config);
+  const T = run.positions;
+  const V = config.vocabSize;
+  const L = config.numLayers;
+  const weights: MemoryPart = {
+    name: "weights",
+    bytes: f32 * (params * (run.reference ? 2 : 1) + 3 * run.trainableParameters),
+    formula: `${params} parameters${
+      run.reference ? " x 2 (policy and reference)" : ""
+    } + ${run.trainableParameters} trained x 3 (gradient, AdamW moments), x 4 bytes`,
+    field: "model.checkpoint",
+  };
+  const kvPerSequence = L * 2 * config.numKvHeads * config.headDim * T * f32;
+  const rollout: MemoryPart = {
+    name: "rollout KV cache",
+    bytes: run.batchSize * kvPerSequence,
+    formula:
+      `${run.batchSize} sequences x ${L} layers x 2 x ${config.numKvHeads} KV heads x ${config.headDim} dims x ${T} positions x 4 bytes`,
+    field: "rollout.batchSize",
+  };
+  const evaluation: MemoryPart = {
+    name: "evaluation KV cache",
+    bytes: run.evalSequences * kvPerSequence,
+    formula:
+      `${run.evalSequences} sequences x ${L} layers x 2 x ${config.numKvHeads} KV heads x ${config.headDim} dims x ${T} positions x 4 bytes`,
+    field: "trainer.evalSamples",
+  };
+  const m = run.microBatchSize;
+  const logits = 2 * m * T * V * f32;
+  const scores = m * config.numHeads * T * T * L * f32;
+  const inputs = m * T * L * (4 * config.hiddenSize + 3 * config.intermediateSize) * f32;
+  const update: MemoryPart = {
+    name: "update activations",
+    bytes: logits + scores + inputs,
+    formula:
+      `${m} sequences x ${T} positions x (2 x ${V} vocab logits and gradient + ${L} layers x (${config.numHeads} heads x ${T} attention scores + ${
+        4 * config.hiddenSize + 3 * config.intermediateSize
+      } projection inputs)) x 4 bytes`,
+    field: "algorithm.microBatchSize",
+  };
+  const peak = [rollout, evaluation, update].reduce((a, b) => (b.bytes > a.bytes ? b : a));
+  return { bytes: weights.bytes + peak.bytes, parts: [weights, rollout, evaluation, update], peak };
+}
+
+/**
+ * Bytes as text with a binary unit: `1.5 GiB`.
+ *
+ * @example Usage
+ * ```ts
+ * import { formatBytes } from "./policy.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(formatBytes(1536 * 1024 ** 2), "1.5 GiB");
+ * assert.equal(formatBytes(512), "512 B");
+ * ```
+ */
+export function formatBytes(bytes: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+  let x = bytes;
+  let u = 0;
+  while (x >= 1024 && u < units.length - 1) {
+    x /= 1024;
+    u++;
+  }
+  return u === 0 ? `${x} B` : `${x.toFixed(1)} ${units[u]}`;
+}
+
+/**
+ * Why a run whose {@link MemoryEstimate} is `estimate` cannot run on a machine with
+ * `availableBytes` of memory, or null when it may: the message names the setting that scales the
+ * peak term, its value, the estimate and its formula, the limit (`limitWhat`, default "this
+ * machine has") and the fix.
+ *
+ * @example Usage
+ * ```ts
+ * import { memoryProblem } from "./policy.ts";
+ * import assert from "node:assert/strict";
+ * const part = { name: "rollout KV cache", bytes: 64 * 2 ** 30, formula: "...", field: "rollout.batchSize" };
+ * const estimate = { bytes: 65 * 2 ** 30, parts: [part], peak: part };
+ * assert.equal(memoryProblem(estimate, 128 * 2 ** 30, { "rollout.batchSize": 4096 }), null);
+ * assert.match(
+ *   memoryProblem(estimate, 16 * 2 ** 30, { "rollout.batchSize": 4096 })!,
+ *   /^rollout\.batchSize: 4096 needs at least 65\.0 GiB .* this machine has 16\.0 GiB; lower rollout\.batchSize/,
+ * );
+ * ```
+ */
+export function memoryProblem(
+  estimate: MemoryEstimate,
+  availableBytes: number,
+  values: Readonly<Record<string, number>>,
+  limitWhat = "this machine has",
+): string | null {
+  if (estimate.bytes <= availableBytes) return null;
+  const { peak } = estimate;
+  const value = values[peak.field];
+  const others = estimate.parts.filter((p) => p !== peak && p.bytes > 0)
+    .map((p) => `${p.name} ${formatBytes(p.bytes)}`).join(", ");
+  return `${peak.field}: ${value ?? "the setting"} needs at least ${
+    formatBytes(estimate.bytes)
+  } of memory (${peak.name} ${
+    formatBytes(peak.bytes)
+  }: ${peak.formula}; besides: ${others}), but ${limitWhat} ${
+    formatBytes(availableBytes)
+  }; lower ${peak.field}${
+    peak.field === "algorithm.microBatchSize" || peak.field === "rollout.batchSize"
+      ? " (or rollout.maxNewTokens, or the prompts' length)"
+      : ""
+  }`;
 }

@@ -1,7 +1,15 @@
 import assert from "node:assert/strict";
 import { modelConfig, parameterCount } from "@rlvr/policy";
 import { tinyTokenizer } from "../demo/format.ts";
-import { checkpointDir, loadPolicy, stopTokenIds, TINY_CHECKPOINT_DIR } from "./policy.ts";
+import {
+  checkpointDir,
+  contextWindowProblem,
+  estimateTrainingMemory,
+  loadPolicy,
+  memoryProblem,
+  stopTokenIds,
+  TINY_CHECKPOINT_DIR,
+} from "./policy.ts";
 
 Deno.test("loadPolicy: builtin:tiny is the shipped char-level checkpoint; a missing folder is an error naming it", async () => {
   assert.equal(checkpointDir("builtin:tiny"), TINY_CHECKPOINT_DIR);
@@ -78,4 +86,44 @@ Deno.test("stopTokenIds: the tokenizer's EOS, then config.json's, then generatio
     /generation_config\.json eos_token_id\[1\] is 103; use a token id in \[0, 103\)/,
   );
   assert.throws(() => stopTokenIds(tok, config, { eos_token_id: "2" }), /eos_token_id is "2"/);
+});
+
+Deno.test("contextWindowProblem / estimateTrainingMemory / memoryProblem: what a run needs of the model and the machine", async () => {
+  const { model } = await loadPolicy("builtin:tiny");
+  const c = model.config; // 256 positions, 2 layers, 4 heads of 16, vocab 103
+  model.dispose();
+  const at = { checkpoint: "builtin:tiny", field: "rollout.maxNewTokens" };
+  assert.equal(contextWindowProblem(c, { ...at, maxNewTokens: 249, longestPrompt: 7 }), null);
+  assert.match(
+    contextWindowProblem(c, { ...at, maxNewTokens: 250, longestPrompt: 7, promptWhat: "x" })!,
+    /^rollout\.maxNewTokens: 250 new tokens after x \(7 tokens\) need 257 positions, but builtin:tiny has 256 .*; set rollout\.maxNewTokens to 249 or less/,
+  );
+  assert.match(
+    contextWindowProblem(c, { ...at, maxNewTokens: 8, longestPrompt: 300 })!,
+    /the prompt alone fills the window/,
+  );
+
+  const run = {
+    batchSize: 64,
+    microBatchSize: 64,
+    positions: 15,
+    evalSequences: 128,
+    trainableParameters: 1000,
+    reference: false,
+  };
+  const e = estimateTrainingMemory(c, run);
+  assert.equal(e.bytes, e.parts[0]!.bytes + e.peak.bytes);
+  assert.equal(e.parts[1]!.bytes, 64 * 2 * 2 * 4 * 16 * 15 * 4); // the rollout's KV cache
+  assert.equal(memoryProblem(e, 2 ** 30, {}), null);
+  // One 10,000-token prompt: the update's attention scores alone are gigabytes.
+  const long = estimateTrainingMemory(c, { ...run, microBatchSize: 1, positions: 10_008 });
+  assert.equal(long.peak.field, "algorithm.microBatchSize");
+  assert.ok(long.peak.bytes > 3 * 2 ** 30, `${long.peak.bytes}`);
+  assert.match(
+    memoryProblem(long, 2 ** 30, { "algorithm.microBatchSize": 1 })!,
+    /^algorithm\.microBatchSize: 1 needs at least \d+\.\d GiB of memory \(update activations .*\), but this machine has 1\.0 GiB; lower algorithm\.microBatchSize/,
+  );
+  // The reference doubles the weights.
+  const ref = estimateTrainingMemory(c, { ...run, reference: true });
+  assert.ok(ref.parts[0]!.bytes > e.parts[0]!.bytes);
 });

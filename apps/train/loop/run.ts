@@ -31,6 +31,19 @@
  *   every EOS id of its tokenizer, `config.json` and `generation_config.json` (`policy.ts`).
  * - The timing metrics (`time/*`, `tokens_per_s`) are the only ones that differ between two
  *   runs of the same config.
+ * - **One process per run directory**: the run holds its directory's lock (`run/run_lock.ts`)
+ *   from before a resume truncates anything until the report is written, so a second
+ *   `--resume` of a running run fails at once naming the holder's PID (`--resume` asks in
+ *   `loadConfig` first, so the CLI exits 2 before loading anything).
+ * - **Nothing runs that cannot fit**: once the model is loaded, before the run directory of a
+ *   new run exists and before step 1, the longest prompt plus `rollout.maxNewTokens` must fit
+ *   the model's `max_position_embeddings` (a dataset's rows that do not are skipped or
+ *   truncated by `task.data.overlong`), and a lower bound of the memory the run needs at its
+ *   peak must fit the machine's (CPU; `estimateTrainingMemory` in `policy.ts`). A model that
+ *   fails to load, or a run that fails these checks, leaves no run directory behind; a new run
+ *   that fails before its first step record removes the directory it created.
+ * - **A damaged latest checkpoint is not the end of a run**: resuming falls back to the
+ *   previous complete one with a warning (`RunDir.resume`, `verifyCheckpoint`).
  *
  * @module
  */
@@ -68,7 +81,10 @@ import { evaluateEpisodes } from "./episode.ts";
 import { type Learner, loadLearner } from "./learner.ts";
 import { LORA_FILES, saveMergedModel } from "./lora.ts";
 import { heldOutProblems, TrainStream } from "./problems.ts";
-import { promptFormat } from "./prompt.ts";
+import { promptFormat, promptIds } from "./prompt.ts";
+import { type DataTask, fitDataTask, isDataTask } from "./data_task.ts";
+import { contextWindowProblem, estimateTrainingMemory, memoryProblem } from "./policy.ts";
+import { needsReference } from "../config/mapping.ts";
 import {
   episodeIo,
   episodeRollouts,
@@ -118,6 +134,11 @@ export interface RunOptions {
    * process writes; the caller closes them.
    */
   sinks?: readonly MetricsSink[];
+  /**
+   * The memory the run may use, in bytes, checked against a lower bound of what it needs before
+   * step 1 (default: the machine's total memory, on the CPU only).
+   */
+  memoryLimit?: number;
 }
 
 /** What {@link runTraining} returns. */
@@ -189,54 +210,199 @@ export async function runTraining(
   const log = options.log ?? ((line: string) => console.log(line));
   const { config } = loaded;
   const t = config.trainer;
-  const job = await buildTask(config, options.rewards);
+  let job = await buildTask(config, options.rewards);
+  const trackers = trackerOptions(config, { ...options, log });
 
-  // The run directory: a new one, or the resumed one truncated to its latest checkpoint.
-  let run: RunDir;
+  // A resumed run: its directory, locked before anything in it is read or truncated, then
+  // truncated to its latest sound checkpoint.
+  let run: RunDir | null = null;
   let checkpoint: { path: string; step: number } | null = null;
   if (loaded.resume !== null) {
-    run = await RunDir.open(loaded.resume, trackerOptions(config, { ...options, log }));
-    const info = await run.resume();
-    checkpoint = info.checkpoint;
-    log(
-      `resume: ${run.path} from ${
-        info.checkpoint === null
-          ? "the start (no complete checkpoint)"
-          : `step ${info.checkpoint.step}`
-      }`,
-    );
-  } else {
-    const name = config.output.name ??
-      (loaded.recipe !== null ? basename(loaded.recipe, extname(loaded.recipe)) : "run");
-    run = await RunDir.create(
-      config.output.dir,
-      name,
-      trackerOptions(config, { ...options, log }),
-    );
-    await run.writeConfig(configToYaml(config));
+    run = await RunDir.open(loaded.resume, { ...trackers, lock: true });
+    try {
+      const info = await run.resume();
+      for (const c of info.corruptCheckpoints) {
+        log(
+          `warning: checkpoint step-${c.step} of ${run.path} is damaged (${c.reason}); moved it to ${c.movedTo} and resuming from the one before`,
+        );
+      }
+      checkpoint = info.checkpoint;
+      log(
+        `resume: ${run.path} from ${
+          info.checkpoint === null
+            ? "the start (no complete checkpoint)"
+            : `step ${info.checkpoint.step}`
+        }`,
+      );
+    } catch (e) {
+      await run.unlock();
+      throw e;
+    }
   }
-  log(`run directory: ${run.path}`);
 
   // The device: every tensor of the run (policy, reference, value head, rollout, scoring, the
   // update, AdamW's moments) is created on its backend, the default while the run lasts.
   let device: TrainDevice | null = null;
   const previous = getBackend();
   let result: Omit<RunResult, "dir">;
+  let created = false;
   try {
-    device = await selectTrainDevice(t.device);
-    log(deviceLine(device));
-    await recordDevice(run.path, device, checkpoint?.step ?? 0);
-    setBackend(device.backend);
-    result = await trainOnDevice(config, job, run, checkpoint?.path ?? null, device, {
-      ...options,
+    try {
+      device = await selectTrainDevice(t.device);
+      setBackend(device.backend);
+      // The model first: a new run's directory is created only once it has loaded and the run
+      // is known to fit it, so a failure here leaves nothing behind.
+      const learner = await loadLearner(config, checkpoint?.path ?? null);
+      try {
+        job = fitToModel(config, job, learner, device, options.memoryLimit, log);
+        if (run === null) {
+          const name = config.output.name ??
+            (loaded.recipe !== null ? basename(loaded.recipe, extname(loaded.recipe)) : "run");
+          run = await RunDir.create(config.output.dir, name, { ...trackers, lock: true });
+          created = true;
+          await run.writeConfig(configToYaml(config));
+        }
+      } catch (e) {
+        learner.dispose();
+        throw e;
+      }
+      log(`run directory: ${run.path}`);
+      log(deviceLine(device));
+      await recordDevice(run.path, device, checkpoint?.step ?? 0);
+      result = await trainOnDevice(config, job, run, learner, checkpoint?.path ?? null, device, {
+        ...options,
+        log,
+      });
+    } finally {
+      setBackend(previous);
+      await run?.close();
+      device?.release();
+    }
+  } catch (e) {
+    if (run !== null && created && (await run.readMetrics()).length === 0) {
+      // Nothing to resume or report: the directory would only claim a name (runs/grpo-2).
+      await Deno.remove(run.path, { recursive: true });
+      log(`train: removed ${run.path}: the run failed before its first step`);
+    }
+    await run?.unlock();
+    throw e;
+  }
+  try {
+    return await finishRun(run, result, options, log);
+  } finally {
+    await run.unlock();
+  }
+}
+
+/**
+ * The sequences of the run against the model: the context window (`max_position_embeddings`)
+ * must hold the longest prompt plus `rollout.maxNewTokens` (a dataset's rows that do not fit
+ * are dealt with by `task.data.overlong`), and on the CPU the memory the run needs at its peak
+ * (a lower bound) must fit the machine's. Returns the job with the dataset's fitted rows; throws
+ * a message naming the setting, its value, the limit and the fix.
+ */
+function fitToModel(
+  config: Config,
+  job: JobTask,
+  learner: Learner,
+  device: TrainDevice,
+  memoryLimit: number | undefined,
+  log: (line: string) => void,
+): JobTask {
+  const { tokenizer, model } = learner;
+  const mc = model.config;
+  const maxNewTokens = config.rollout.maxNewTokens;
+  const at = { checkpoint: config.model.checkpoint, field: "rollout.maxNewTokens", maxNewTokens };
+  const format = promptFormat(tokenizer);
+  const measure = (row: TaskRow) => promptIds(tokenizer, row, format).length;
+  // At least one prompt token: the new tokens alone must leave room for it.
+  const bare = contextWindowProblem(mc, at);
+  if (bare !== null) throw new Error(bare);
+  let longest = 1;
+  let task = job.task;
+  if (job.env === null && isDataTask(task)) {
+    const fitted: DataTask = fitDataTask(task, {
+      maxPromptTokens: mc.maxPositions - maxNewTokens,
+      promptTokens: measure,
+      mode: config.task.data?.overlong ?? "skip",
+      limit:
+        `the ${mc.maxPositions} positions of ${config.model.checkpoint} less rollout.maxNewTokens ${maxNewTokens}`,
       log,
     });
-  } finally {
-    setBackend(previous);
-    await run.close();
-    device?.release();
+    const evalProblems = config.trainer.evalProblems;
+    const why = `after leaving out the rows too long for the model (task.data.overlong)`;
+    if (fitted.train.length === 0) {
+      throw new Error(
+        `task.data: the training split of ${fitted.path} is empty ${why}; use task.data.overlong: truncate, lower rollout.maxNewTokens or lower task.data.testFraction`,
+      );
+    }
+    if (evalProblems > fitted.testProblems) {
+      throw new Error(
+        `trainer.evalProblems: ${evalProblems} is more than the ${fitted.testProblems} distinct held-out problems of ${fitted.path} ${why}; set trainer.evalProblems to ${fitted.testProblems} or fewer, or use task.data.overlong: truncate`,
+      );
+    }
+    for (const row of [...fitted.train, ...fitted.test]) longest = Math.max(longest, measure(row));
+    task = fitted;
+  } else if (job.env === null) {
+    // A built-in task's stream has no end: its held-out problems and a sample of its training
+    // stream stand for its prompts (their lengths vary little within a task's options).
+    const t = config.trainer;
+    const rows = [
+      ...(t.evalProblems > 0 ? heldOutProblems(task, t.evalProblems) : []),
+      ...task.rows(t.seed, PROMPT_SAMPLE),
+    ];
+    for (const row of rows) longest = Math.max(longest, measure(row));
+    const problem = contextWindowProblem(mc, {
+      ...at,
+      longestPrompt: longest,
+      promptWhat: `the longest prompt of task ${task.name} (of ${rows.length} drawn)`,
+    });
+    if (problem !== null) throw new Error(problem);
   }
+  if (memoryLimit !== undefined || device.device === "cpu") {
+    const available = memoryLimit ?? systemMemory();
+    if (available !== null) {
+      const r = config.rollout;
+      const a = config.algorithm;
+      const micro = Math.min(a.microBatchSize, a.ppoMiniBatchSize ?? r.batchSize, r.batchSize);
+      const estimate = estimateTrainingMemory(mc, {
+        batchSize: r.batchSize,
+        microBatchSize: micro,
+        positions: longest + maxNewTokens,
+        evalSequences: Math.min(256, config.trainer.evalProblems * config.trainer.evalSamples),
+        trainableParameters: model.parameters().reduce((n, p) => n + p.size, 0),
+        reference: needsReference(config) && config.model.lora == null,
+      });
+      const problem = memoryProblem(estimate, available, {
+        "rollout.batchSize": r.batchSize,
+        "algorithm.microBatchSize": a.microBatchSize,
+        "trainer.evalSamples": config.trainer.evalSamples,
+      }, memoryLimit !== undefined ? "the run may use (memoryLimit)" : "this machine has");
+      if (problem !== null) throw new Error(problem);
+    }
+  }
+  return task === job.task ? job : { ...job, task };
+}
 
+/** Training rows whose prompts a built-in task's context check measures. */
+const PROMPT_SAMPLE = 256;
+
+/** The machine's memory in bytes, or null when it cannot be read (no `--allow-sys`). */
+function systemMemory(): number | null {
+  try {
+    return Deno.systemMemoryInfo().total;
+  } catch {
+    return null;
+  }
+}
+
+/** The report and the summary lines of a finished (or stopped) run. */
+async function finishRun(
+  run: RunDir,
+  result: Omit<RunResult, "dir">,
+  options: RunOptions,
+  log: (line: string) => void,
+): Promise<RunResult> {
   if (options.report ?? true) {
     const path = await writeReport(run.path);
     log(`report: ${path}`);
@@ -451,11 +617,15 @@ function withKlCoef(config: Config, beta: number): Config {
   return { ...config, algorithm: { ...config.algorithm, kl: { ...config.algorithm.kl, beta } } };
 }
 
-/** The run's model side on its device: load, evaluate, train, checkpoint (see the module doc). */
+/**
+ * The run's model side on its device: evaluate, train, checkpoint (see the module doc). Takes
+ * the loaded learner and disposes of it.
+ */
 async function trainOnDevice(
   config: Config,
   job: JobTask,
   run: RunDir,
+  learner: Learner,
   checkpointPath: string | null,
   device: TrainDevice,
   options: RunOptions & { log: (line: string) => void },
@@ -464,7 +634,6 @@ async function trainOnDevice(
   const t = config.trainer;
   const { env } = job;
   const task = job.task as Task<TaskRow>;
-  const learner = await loadLearner(config, checkpointPath);
   const { tokenizer, start } = learner;
   log(
     `model: ${learner.description}; ${promptFormat(tokenizer)} prompts; stops on token ids ${

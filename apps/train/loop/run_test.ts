@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { loadConfig } from "../config/load.ts";
 import { REQUIRED_METRICS } from "../run/records.ts";
 import { LORA_FILES } from "./lora.ts";
@@ -200,6 +202,230 @@ Deno.test("runTraining: task.formatWeight > 0 logs format/mean and reward = accu
     );
     assert.equal("format/mean" in off, false);
     assert.equal(off["reward/mean"], off["accuracy/mean"]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+// Two steps of 4 responses, a 2-problem evaluation: the smallest run that checkpoints and resumes.
+const TINY_RUN = [
+  "rollout.batchSize=4",
+  "rollout.groupSize=2",
+  "algorithm.microBatchSize=4",
+  "rollout.maxNewTokens=4",
+  "trainer.evalProblems=2",
+  "trainer.evalSamples=2",
+  "trainer.evalK=2",
+  "trainer.samplesEvery=0",
+  "trainer.device=cpu",
+];
+
+Deno.test("runTraining holds its run's lock: deno task train --resume of it meanwhile exits 2 naming this PID, and the records stay whole", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const main = fileURLToPath(new URL("../main.ts", import.meta.url));
+    let second: Deno.CommandOutput | null = null;
+    let dir = "";
+    const r = await runTraining(
+      await loadConfig({ out: root, steps: "2", set: [...TINY_RUN, "output.name=held"] }),
+      {
+        ...quiet,
+        // A second process while this run is between steps 1 and 2.
+        onStep: async (m) => {
+          if (m.step !== 1) return;
+          dir = join(root, "held");
+          second = await new Deno.Command(Deno.execPath(), {
+            args: ["run", "-A", main, "--resume", dir],
+            stdout: "piped",
+            stderr: "piped",
+            env: { NO_COLOR: "1" },
+          }).output();
+        },
+      },
+    );
+    const out = second as Deno.CommandOutput | null;
+    assert.ok(out !== null);
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 2, stderr);
+    assert.match(stderr, new RegExp(`is in use by PID ${Deno.pid} on `));
+    assert.equal(r.dir, dir);
+    assert.deepEqual((await records(r.dir, "metrics.jsonl")).map((m) => m.step), [1, 2]);
+    assert.deepEqual((await records(r.dir, "eval.jsonl")).map((m) => m.step), [0, 2]);
+    // Released at the end: resuming it now works (nothing left to train).
+    const again = await runTraining(await loadConfig({ resume: r.dir }), quiet);
+    assert.equal(again.step, 2);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("runTraining: a model that fails to load, or a run that cannot fit it, leaves no run directory", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const broken = join(root, "broken-model");
+    await Deno.mkdir(broken);
+    await Deno.writeTextFile(join(broken, "config.json"), "{not json");
+    await assert.rejects(
+      runTraining(
+        await loadConfig({ out: join(root, "runs"), model: broken, steps: "1", set: TINY_RUN }),
+        quiet,
+      ),
+    );
+    // The tiny policy has 256 positions; 300 new tokens after a prompt cannot fit.
+    await assert.rejects(
+      runTraining(
+        await loadConfig({
+          out: join(root, "runs"),
+          steps: "1",
+          set: [...TINY_RUN, "rollout.maxNewTokens=300"],
+        }),
+        quiet,
+      ),
+      /^Error: rollout\.maxNewTokens: 300 new tokens after a prompt \(1 tokens\) need 301 positions, but builtin:tiny has 256 \(max_position_embeddings in its config\.json\), and past them .*; set rollout\.maxNewTokens to 255 or less/,
+    );
+    await assert.rejects(
+      runTraining(
+        await loadConfig({
+          out: join(root, "runs"),
+          steps: "1",
+          set: [...TINY_RUN, "rollout.maxNewTokens=250"],
+        }),
+        quiet,
+      ),
+      /^Error: rollout\.maxNewTokens: 250 new tokens after the longest prompt of task arithmetic \(of \d+ drawn\) \(7 tokens\) need 257 positions, .*set rollout\.maxNewTokens to 249 or less/,
+    );
+    // A batch that cannot fit the memory the run may use is refused before it is allocated.
+    const lines: string[] = [];
+    await assert.rejects(
+      runTraining(
+        await loadConfig({
+          out: join(root, "runs"),
+          steps: "1",
+          set: [...TINY_RUN, "rollout.batchSize=4096", "rollout.maxNewTokens=200"],
+        }),
+        { ...quiet, log: (l) => lines.push(l), memoryLimit: 256 * 2 ** 20 },
+      ),
+      /^Error: rollout\.batchSize: 4096 needs at least \d+\.\d MiB of memory \(rollout KV cache .*: 4096 sequences x 2 layers x 2 x 4 KV heads x 16 dims x 207 positions x 4 bytes; .*\), but the run may use \(memoryLimit\) 256\.0 MiB; lower rollout\.batchSize/,
+    );
+    const runs = join(root, "runs");
+    const left = existsSync(runs) ? [...Deno.readDirSync(runs)].map((e) => e.name) : [];
+    assert.deepEqual(left, [], "no run directory was left");
+    assert.ok(!lines.some((l) => l.startsWith("run directory:")), lines.join("\n"));
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("runTraining --data: rows too long for the model are skipped and counted, never run", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const rows = Array.from(
+      { length: 30 },
+      (_, i) => ({ prompt: `${i}+${i}=`, answer: `${2 * i}` }),
+    );
+    rows.push({ prompt: "1+".repeat(5000) + "1=", answer: "5001" }); // 10,002 characters
+    const data = join(root, "long.jsonl");
+    await Deno.writeTextFile(data, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    const lines: string[] = [];
+    const t0 = performance.now();
+    const r = await runTraining(
+      await loadConfig({
+        out: root,
+        data,
+        steps: "2",
+        set: [...TINY_RUN, "task.data.testFraction=0.2", "trainer.samplesEvery=1"],
+      }),
+      { ...quiet, log: (l) => lines.push(l) },
+    );
+    assert.equal(r.step, 2);
+    assert.ok(
+      lines.some((l) =>
+        /^data: skipped 1 of 31 rows of .*long\.jsonl whose prompt is longer than the 256 positions of builtin:tiny less rollout\.maxNewTokens 4 \(the longest: .*long\.jsonl:31, 10003 tokens\)/
+          .test(l)
+      ),
+      lines.join("\n"),
+    );
+    const sampled = await records(r.dir, "samples.jsonl");
+    assert.ok(sampled.length > 0 && sampled.every((s) => (s.prompt as string).length < 100));
+    // The row that took minutes and gigabytes is gone: two steps take seconds.
+    assert.ok(performance.now() - t0 < 60_000);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("runTraining --resume: a damaged latest checkpoint falls back to the one before with a warning", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const opts = (name: string) => ({
+      out: root,
+      steps: "3",
+      set: [...TINY_RUN, "trainer.saveEvery=1", `output.name=${name}`],
+    });
+    const full = await runTraining(await loadConfig(opts("full")), quiet);
+    const first = await runTraining(await loadConfig(opts("cut")), { ...quiet, stopAfter: 2 });
+    assert.equal(first.step, 2);
+    // The step-2 weights are cut short after the checkpoint was complete.
+    const weights = join(first.dir, "checkpoints", "step-2", "model.safetensors");
+    const bytes = await Deno.readFile(weights);
+    await Deno.writeFile(weights, bytes.slice(0, bytes.length >> 1));
+    const lines: string[] = [];
+    const second = await runTraining(await loadConfig({ resume: first.dir }), {
+      ...quiet,
+      log: (l) => lines.push(l),
+    });
+    assert.equal(second.step, 3);
+    assert.ok(
+      lines.some((l) =>
+        /^warning: checkpoint step-2 of .* is damaged \(model\.safetensors: \d+ bytes, COMPLETE recorded \d+\); moved it to checkpoints.step-2\.corrupt and resuming from the one before$/
+          .test(l)
+      ),
+      lines.join("\n"),
+    );
+    assert.ok(lines.includes(`resume: ${first.dir} from step 1`), lines.join("\n"));
+    // Steps 2 and 3 were trained again: the records are an uninterrupted run's.
+    assert.deepEqual(
+      withoutTiming(await records(second.dir, "metrics.jsonl")),
+      withoutTiming(await records(full.dir, "metrics.jsonl")),
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("runTraining: a new run that fails before its first step removes its directory; one that fails later keeps it", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const lines: string[] = [];
+    const load = (name: string) =>
+      loadConfig({ out: root, steps: "2", set: [...TINY_RUN, `output.name=${name}`] });
+    await assert.rejects(
+      runTraining(await load("early"), {
+        ...quiet,
+        log: (l) => lines.push(l),
+        onEval: () => {
+          throw new Error("boom before step 1");
+        },
+      }),
+      /boom before step 1/,
+    );
+    assert.ok(!existsSync(join(root, "early")));
+    assert.ok(
+      lines.includes(`train: removed ${join(root, "early")}: the run failed before its first step`),
+    );
+    await assert.rejects(
+      runTraining(await load("late"), {
+        ...quiet,
+        onStep: () => {
+          throw new Error("boom at step 1");
+        },
+      }),
+      /boom at step 1/,
+    );
+    assert.deepEqual((await records(join(root, "late"), "metrics.jsonl")).map((m) => m.step), [1]);
+    // Its lock was released: it resumes.
+    const resumed = await runTraining(await loadConfig({ resume: join(root, "late") }), quiet);
+    assert.equal(resumed.step, 2);
   } finally {
     await Deno.remove(root, { recursive: true });
   }

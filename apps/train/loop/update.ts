@@ -27,6 +27,7 @@ import { computePolicyLoss, readMetrics, valueLoss } from "@rlvr/objectives";
 import { clipGradNorm, gradNorm, type Optimizer, tidy } from "@rlvr/tensor";
 import type { Config } from "../config/types.ts";
 import { policyLossOptions } from "../config/mapping.ts";
+import { methodKey } from "../config/methods.ts";
 import { microBatches } from "./minibatch.ts";
 import { completionValues, type PreScores } from "./scoring.ts";
 import { gatherRows, tokensOf, type TrainBatch } from "./train_batch.ts";
@@ -177,7 +178,7 @@ export async function miniBatchUpdates(
         }
         const { loss, metrics } = tidy(() => {
           const lossMask = batch.masked ? gatherRows(batch.mask, Tc, rows, T) : s.mask;
-          const out = computePolicyLoss(a.loss, {
+          const out = computePolicyLoss(methodKey(a.loss), {
             logProbs: s.logprobs,
             oldLogProbs: gatherRows(old, Tc, rows, T),
             rolloutLogProbs: gatherRows(batch.sampled, Tc, rows, T),

@@ -6,7 +6,14 @@
  * iterator state) that cannot be renamed into place together, so completeness is a separate
  * marker, written atomically after everything else. A directory without it was cut by a crash
  * and is never resumed from; `removeIncomplete` deletes such directories. The marker holds
- * JSON (`{step, files}`) so a reader can check the listed files exist.
+ * JSON (`{step, files, bytes}`) so a reader can check the listed files exist with their sizes.
+ *
+ * A complete checkpoint can still be damaged later (a disk that filled up while a file was
+ * copied, a file edited by hand): `verifyCheckpoint` checks what can be checked without loading
+ * tensors (the marker, each listed file and its recorded size, JSON files parse, safetensors
+ * headers agree with their file sizes), and resuming falls back to the previous complete
+ * checkpoint when the latest fails it (`RunDir.resume`), moving the damaged one aside as
+ * `step-N.corrupt` rather than deleting it.
  *
  * @module
  */
@@ -134,7 +141,7 @@ export async function beginCheckpoint(checkpointsDir: string, step: number): Pro
  * await Deno.writeTextFile(`${path}/state.json`, "{}");
  * await completeCheckpoint(path, { step: 1 });
  * const marker = JSON.parse(await Deno.readTextFile(`${path}/COMPLETE`));
- * assert.deepEqual(marker, { step: 1, files: ["state.json"] });
+ * assert.deepEqual(marker, { step: 1, files: ["state.json"], bytes: { "state.json": 2 } });
  * await Deno.remove(dir, { recursive: true });
  * ```
  */
@@ -147,7 +154,153 @@ export async function completeCheckpoint(
     if (entry.name !== COMPLETE_MARKER && !entry.name.startsWith(".")) files.push(entry.name);
   }
   files.sort();
-  await writeFileAtomic(join(path, COMPLETE_MARKER), JSON.stringify({ ...info, files }) + "\n");
+  // Sizes of the plain files, so a file cut short later is found before it is loaded.
+  const bytes: Record<string, number> = {};
+  for (const name of files) {
+    const st = await Deno.stat(join(path, name));
+    if (st.isFile) bytes[name] = st.size;
+  }
+  await writeFileAtomic(
+    join(path, COMPLETE_MARKER),
+    JSON.stringify({ ...info, files, bytes }) + "\n",
+  );
+}
+
+/** The largest safetensors header read (a larger length field is damage, not a header). */
+const MAX_SAFETENSORS_HEADER = 100 * 1024 * 1024;
+
+/** Why safetensors file `path` of `size` bytes is damaged, or null when its header agrees. */
+async function safetensorsProblem(path: string, size: number): Promise<string | null> {
+  if (size < 8) return `${size} bytes, shorter than a safetensors header`;
+  const file = await Deno.open(path, { read: true });
+  try {
+    const head = new Uint8Array(8);
+    if ((await file.read(head)) !== 8) return "its header length cannot be read";
+    const n = Number(new DataView(head.buffer).getBigUint64(0, true));
+    if (n > MAX_SAFETENSORS_HEADER || 8 + n > size) {
+      return `its header claims ${n} bytes, but the file has ${size}`;
+    }
+    const buf = new Uint8Array(n);
+    let at = 0;
+    while (at < n) {
+      const got = await file.read(buf.subarray(at));
+      if (got === null) return "its header is cut short";
+      at += got;
+    }
+    let header: Record<string, { data_offsets?: [number, number] }>;
+    try {
+      header = JSON.parse(new TextDecoder().decode(buf));
+    } catch {
+      return "its header is not JSON";
+    }
+    let end = 0;
+    for (const [name, t] of Object.entries(header)) {
+      if (name === "__metadata__") continue;
+      const o = t?.data_offsets;
+      if (!Array.isArray(o) || o.length !== 2) return `tensor ${name} has no data_offsets`;
+      end = Math.max(end, Number(o[1]));
+    }
+    if (8 + n + end !== size) {
+      return `its tensors need ${8 + n + end} bytes, but the file has ${size}`;
+    }
+    return null;
+  } finally {
+    file.close();
+  }
+}
+
+/**
+ * Why the complete checkpoint at `path` cannot be resumed from, or null when it looks whole:
+ * its `COMPLETE` marker parses, every file it lists exists with the size it recorded, `.json`
+ * files parse and `.safetensors` headers agree with their file sizes. Nothing is loaded, so a
+ * checkpoint of any size is checked in milliseconds (bytes flipped inside a tensor are not
+ * found; a file cut short, emptied or overwritten with other content is).
+ *
+ * @example Usage
+ * ```ts
+ * import { beginCheckpoint, completeCheckpoint, verifyCheckpoint } from "./checkpoints.ts";
+ * import assert from "node:assert/strict";
+ * const dir = await Deno.makeTempDir();
+ * const path = await beginCheckpoint(dir, 2);
+ * await Deno.writeTextFile(`${path}/data.json`, '{"step": 2}');
+ * await completeCheckpoint(path, { step: 2 });
+ * assert.equal(await verifyCheckpoint(path), null);
+ * await Deno.writeTextFile(`${path}/data.json`, '{"st'); // cut short
+ * assert.match((await verifyCheckpoint(path))!, /data\.json: 4 bytes, COMPLETE recorded 11/);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function verifyCheckpoint(path: string): Promise<string | null> {
+  let marker: { files?: unknown; bytes?: unknown };
+  try {
+    marker = JSON.parse(await Deno.readTextFile(join(path, COMPLETE_MARKER)));
+  } catch (e) {
+    return `${COMPLETE_MARKER}: ${e instanceof SyntaxError ? "not JSON" : (e as Error).message}`;
+  }
+  if (typeof marker !== "object" || marker === null || !Array.isArray(marker.files)) {
+    return `${COMPLETE_MARKER} lists no files`;
+  }
+  const bytes =
+    (typeof marker.bytes === "object" && marker.bytes !== null ? marker.bytes : {}) as Record<
+      string,
+      unknown
+    >;
+  for (const name of marker.files) {
+    if (typeof name !== "string") return `${COMPLETE_MARKER} lists ${JSON.stringify(name)}`;
+    const file = join(path, name);
+    let st: Deno.FileInfo;
+    try {
+      st = await Deno.stat(file);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return `${name} is missing`;
+      throw e;
+    }
+    if (!st.isFile) continue; // a folder (a LoRA run's merged model) is checked by loading it
+    const recorded = bytes[name];
+    if (typeof recorded === "number" && recorded !== st.size) {
+      return `${name}: ${st.size} bytes, ${COMPLETE_MARKER} recorded ${recorded}`;
+    }
+    if (name.endsWith(".json")) {
+      try {
+        JSON.parse(await Deno.readTextFile(file));
+      } catch {
+        return `${name} is not JSON`;
+      }
+    } else if (name.endsWith(".safetensors")) {
+      const problem = await safetensorsProblem(file, st.size);
+      if (problem !== null) return `${name}: ${problem}`;
+    }
+  }
+  return null;
+}
+
+/**
+ * Moves a damaged checkpoint out of the way as `step-N.corrupt` (then `.corrupt-2`, ...), which
+ * no listing reads, keeping its files for a look; returns the new path.
+ *
+ * @example Usage
+ * ```ts
+ * import { beginCheckpoint, listCheckpoints, moveAside } from "./checkpoints.ts";
+ * import assert from "node:assert/strict";
+ * const dir = await Deno.makeTempDir();
+ * const moved = await moveAside(await beginCheckpoint(dir, 7));
+ * assert.match(moved, /step-7\.corrupt$/);
+ * assert.deepEqual(await listCheckpoints(dir), []);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function moveAside(path: string): Promise<string> {
+  for (let n = 1;; n++) {
+    const target = `${path}.corrupt${n === 1 ? "" : `-${n}`}`;
+    try {
+      await Deno.lstat(target);
+      continue;
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+    }
+    await Deno.rename(path, target);
+    return target;
+  }
 }
 
 /**

@@ -22,11 +22,21 @@
  * trackers the options name (TensorBoard event files in `tb/`, `metrics.csv` / `eval.csv`, the
  * console, `MetricsSink` objects), and resuming truncates their files to the same step.
  *
+ * One writer at a time: with `lock: true` a `RunDir` holds the directory's `run.lock`
+ * (`run_lock.ts`) until {@link RunDir.unlock}, taken before anything is read or truncated, so a
+ * second `--resume` of a running run fails at once naming the holder's PID instead of
+ * interleaving two runs' records. Creating a run claims its directory atomically: the
+ * non-recursive `mkdir` of its `checkpoints/` folder succeeds for one process only, so two runs
+ * started at once with one name get `name` and `name-2`, never one folder between them.
+ *
+ * Resuming checks the latest complete checkpoint (`verifyCheckpoint`) and falls back to the
+ * previous one when it is damaged, moving the damaged one aside (`step-N.corrupt`).
+ *
  * @module
  */
 
 import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { writeFileAtomic } from "./atomic.ts";
 import {
   beginCheckpoint,
@@ -34,8 +44,11 @@ import {
   completeCheckpoint,
   latestCompleteCheckpoint,
   listCheckpoints,
+  moveAside,
   removeIncomplete,
+  verifyCheckpoint,
 } from "./checkpoints.ts";
+import { RunLock } from "./run_lock.ts";
 import { JsonlWriter, readJsonl, truncateJsonl } from "./jsonl.ts";
 import {
   checkEvalRecord,
@@ -77,20 +90,30 @@ export const RUN_FILES: Readonly<{
 /** The JSONL files of a run directory. */
 export type RunStream = "metrics" | "eval" | "samples";
 
-/** Options of {@link RunDir.open}: durability and trackers (see {@link TrackerOptions}). */
+/** Options of {@link RunDir.open}: durability, the lock and trackers (see {@link TrackerOptions}). */
 export interface OpenOptions extends TrackerOptions {
   /** fsync every JSONL line and event (default false). */
   durable?: boolean;
+  /**
+   * Take the directory's `run.lock` first and hold it until {@link RunDir.unlock} (default
+   * false: a reader such as the report takes no lock). A directory another process holds
+   * rejects with a `RunLockedError` naming its PID; a lock left by a process that died is taken
+   * over with a warning (to `warn`).
+   */
+  lock?: boolean;
 }
 
 /** Options of {@link RunDir.create}: {@link OpenOptions} and what to do with an existing name. */
 export interface CreateOptions extends OpenOptions {
   /**
-   * What to do when `root/name` exists and is not empty: `"suffix"` (default) picks
-   * `name-2`, `name-3`, ...; `"error"` throws.
+   * What to do when `root/name` exists and is not empty (or another process claims it first):
+   * `"suffix"` (default) picks `name-2`, `name-3`, ...; `"error"` throws.
    */
   ifExists?: "suffix" | "error";
 }
+
+/** A damaged checkpoint that {@link RunDir.resume} moved aside (inline in its API). */
+type CorruptCheckpoint = ResumeInfo["corruptCheckpoints"][number];
 
 /** What {@link RunDir.resume} did. */
 export interface ResumeInfo {
@@ -98,6 +121,12 @@ export interface ResumeInfo {
   checkpoint: CheckpointInfo | null;
   /** Incomplete checkpoint steps that were deleted. */
   removedCheckpoints: number[];
+  /**
+   * Damaged complete checkpoints, latest first, moved aside to fall back to an earlier one:
+   * the step, what is wrong (see `verifyCheckpoint`) and where it is now, relative to the run
+   * directory (`checkpoints/step-N.corrupt`).
+   */
+  corruptCheckpoints: { step: number; reason: string; movedTo: string }[];
   /** Records dropped per file (including a partial last line, counted separately). */
   dropped: Record<RunStream, number>;
   /** Files whose partial last line was removed. */
@@ -124,9 +153,10 @@ async function isEmptyDir(path: string): Promise<boolean> {
  * await run.appendEval({ step: 0, "pass@1": 0.25, "pass@k": 0.5, k: 4, n: 4 });
  * assert.deepEqual((await run.readEval()).map((r) => r.step), [0]);
  * await run.close();
- * const again = await RunDir.create(root, "demo"); // exists: a suffixed name
+ * const again = await RunDir.create(root, "demo", { lock: true }); // exists: a suffixed name
  * assert.match(again.path, /demo-2$/);
  * await again.close();
+ * await again.unlock();
  * await Deno.remove(root, { recursive: true });
  * ```
  */
@@ -137,11 +167,18 @@ export class RunDir {
   readonly #writers = new Map<RunStream, Promise<JsonlWriter>>();
   readonly #trackers: RunTrackers;
   #lastStep: number | null | undefined = undefined;
+  #lock: RunLock | null;
 
-  private constructor(path: string, options: OpenOptions) {
+  private constructor(path: string, options: OpenOptions, lock: RunLock | null) {
     this.path = path;
     this.#durable = options.durable ?? false;
     this.#trackers = new RunTrackers(path, options, this.#durable);
+    this.#lock = lock;
+  }
+
+  static async #lockOf(path: string, options: OpenOptions): Promise<RunLock | null> {
+    if (options.lock !== true) return null;
+    return await RunLock.acquire(path, options.warn !== undefined ? { warn: options.warn } : {});
   }
 
   /** Creates `root/name` (see {@link CreateOptions} for an existing one). */
@@ -153,30 +190,66 @@ export class RunDir {
         }`,
       );
     }
-    let path = resolve(root, name);
-    for (let n = 2; existsSync(path) && !(await isEmptyDir(path)); n++) {
+    await Deno.mkdir(resolve(root), { recursive: true });
+    for (let n = 1;; n++) {
+      const path = resolve(root, n === 1 ? name : `${name}-${n}`);
+      if (await RunDir.#claim(path)) {
+        return new RunDir(path, options, await RunDir.#lockOf(path, options));
+      }
       if ((options.ifExists ?? "suffix") === "error") {
         throw new Error(
           `RunDir.create: ${path} already exists; pass --resume ${path} to continue it or --set output.name=<new name> for a new run`,
         );
       }
-      path = resolve(root, `${name}-${n}`);
     }
-    await Deno.mkdir(join(path, RUN_FILES.checkpoints), { recursive: true });
-    return new RunDir(path, options);
   }
 
-  /** Opens an existing run directory (it must contain `config.yaml`). */
-  static open(path: string, options: OpenOptions = {}): Promise<RunDir> {
+  /**
+   * Claims `path` for a new run, atomically: whoever creates its `checkpoints/` (a mkdir that
+   * is not recursive, so it fails when the folder exists) owns it. A missing folder is created
+   * first and an empty one (made by hand) is reused; a folder with anything in it, or claimed
+   * by another process between the two mkdirs, is not.
+   */
+  static async #claim(path: string): Promise<boolean> {
+    try {
+      await Deno.mkdir(path);
+    } catch (e) {
+      if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+      if (!(await Deno.stat(path)).isDirectory || !(await isEmptyDir(path))) return false;
+    }
+    try {
+      await Deno.mkdir(join(path, RUN_FILES.checkpoints));
+      return true;
+    } catch (e) {
+      if (e instanceof Deno.errors.AlreadyExists) return false;
+      throw e;
+    }
+  }
+
+  /**
+   * Opens an existing run directory (it must contain `config.yaml`), taking its lock first with
+   * `lock: true`.
+   */
+  static async open(path: string, options: OpenOptions = {}): Promise<RunDir> {
     const abs = resolve(path);
     if (!existsSync(join(abs, RUN_FILES.config))) {
-      return Promise.reject(
-        new Error(
-          `RunDir.open: ${abs} has no ${RUN_FILES.config}; pass a directory created by deno task train`,
-        ),
+      throw new Error(
+        `RunDir.open: ${abs} has no ${RUN_FILES.config}; pass a directory created by deno task train`,
       );
     }
-    return Promise.resolve(new RunDir(abs, options));
+    return new RunDir(abs, options, await RunDir.#lockOf(abs, options));
+  }
+
+  /** Whether this object holds the directory's lock (`lock: true`, not yet unlocked). */
+  get locked(): boolean {
+    return this.#lock?.held ?? false;
+  }
+
+  /** Releases the directory's lock, if held (idempotent; {@link RunDir.close} keeps it). */
+  async unlock(): Promise<void> {
+    const lock = this.#lock;
+    this.#lock = null;
+    await lock?.release();
   }
 
   /** The path of one of the run's files. */
@@ -284,7 +357,7 @@ export class RunDir {
    */
   async truncateAfter(
     step: number,
-  ): Promise<Omit<ResumeInfo, "checkpoint" | "removedCheckpoints">> {
+  ): Promise<Omit<ResumeInfo, "checkpoint" | "removedCheckpoints" | "corruptCheckpoints">> {
     await this.close();
     const dropped = { metrics: 0, eval: 0, samples: 0 };
     const partialLines: RunStream[] = [];
@@ -301,14 +374,29 @@ export class RunDir {
 
   /**
    * Prepares a crashed or stopped run for resuming: deletes incomplete checkpoints, picks the
-   * latest complete one and truncates the JSONL files to its step (to nothing when there is
-   * none, for a restart from scratch).
+   * latest complete one that passes `verifyCheckpoint` (a damaged one is moved aside as
+   * `step-N.corrupt` and reported in `corruptCheckpoints`, and the one before it is tried) and
+   * truncates the JSONL files to its step (to nothing when there is none, for a restart from
+   * scratch).
    */
   async resume(): Promise<ResumeInfo> {
     const removedCheckpoints = await removeIncomplete(this.file("checkpoints"));
-    const checkpoint = await this.latestCheckpoint();
+    const corruptCheckpoints: CorruptCheckpoint[] = [];
+    let checkpoint: CheckpointInfo | null = null;
+    const complete = (await this.checkpoints()).filter((c) => c.complete).reverse();
+    for (const c of complete) {
+      const reason = await verifyCheckpoint(c.path);
+      if (reason === null) {
+        checkpoint = c;
+        break;
+      }
+      // Moved, not deleted: the step is trained again and saved under its name, and the
+      // damaged files stay for a look.
+      const movedTo = await moveAside(c.path);
+      corruptCheckpoints.push({ step: c.step, reason, movedTo: relative(this.path, movedTo) });
+    }
     const t = await this.truncateAfter(checkpoint?.step ?? -1);
-    return { checkpoint, removedCheckpoints, ...t };
+    return { checkpoint, removedCheckpoints, corruptCheckpoints, ...t };
   }
 
   /**

@@ -246,3 +246,40 @@ for (let step = 1; ; step++) {
     }
   },
 });
+
+Deno.test("RunDir.resume: a damaged latest checkpoint is moved aside and the run resumes from the one before", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const run = await RunDir.create(root, "damaged");
+    await run.writeConfig("x: 1\n");
+    await fakeTrain(run, 1, 12, 5); // checkpoints 5 and 10
+    await run.close();
+    const expected = await snapshot(run);
+    // step-10 was complete; then its file was cut short (a full disk while copying it, say).
+    const state = join(run.file("checkpoints"), "step-10", "state.json");
+    await Deno.writeTextFile(state, '{"step": 10, "no');
+
+    const info = await run.resume();
+    assert.equal(info.checkpoint!.step, 5);
+    assert.deepEqual(
+      info.corruptCheckpoints.map((c) => [c.step, c.movedTo]),
+      [[10, join("checkpoints", "step-10.corrupt")]],
+    );
+    assert.match(
+      info.corruptCheckpoints[0]!.reason,
+      /^state\.json: 16 bytes, COMPLETE recorded \d+$/,
+    );
+    assert.deepEqual((await run.readMetrics()).map((m) => m.step), [1, 2, 3, 4, 5]);
+    assert.deepEqual((await run.checkpoints()).map((c) => c.step), [5]);
+    // Training again from step 6 writes step-10 anew and ends where an undamaged run ends.
+    await fakeTrain(run, 6, 12, 5);
+    await run.close();
+    assert.deepEqual(await snapshot(run), expected);
+    assert.deepEqual((await run.checkpoints()).map((c) => [c.step, c.complete]), [
+      [5, true],
+      [10, true],
+    ]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

@@ -12,8 +12,14 @@
  *   client request cannot race the server's start.
  * - The binary is looked up on `PATH` plus `/usr/sbin` and `/usr/local/sbin` (Debian installs it
  *   in `/usr/sbin`, which is not on a normal user's `PATH`), or taken from `NATS_SERVER_BIN`.
- * - {@link natsTest} skips a test with a message when the binary is missing, but fails it under
- *   `CI=true`, where `.ci/run` installs the server (the same rule as the WebGPU tests).
+ * - {@link natsTest} skips a test when the binary is missing, but fails it under `CI=true`,
+ *   where `.ci/run` installs the server (the same rule as the WebGPU tests). Skipping is loud: a
+ *   test file whose NATS tests were skipped prints one line with their count (`NATS TESTS
+ *   SKIPPED: 4 of this file ...`), so a green run without the server is not mistaken for one
+ *   that exercised the transport.
+ * - Servers that require credentials or TLS (`NatsServerOptions.config`): the text is written
+ *   to a config file passed with `-c`; the command-line flags (`-js -a -p -sd`) still apply, so
+ *   the caller writes only `authorization { ... }` or `tls { ... }` blocks.
  *
  * @module
  */
@@ -111,6 +117,13 @@ export interface NatsServerOptions {
   storeDir?: string;
   /** How long to wait for the server to accept clients (default 10 000 ms). */
   startTimeoutMs?: number;
+  /**
+   * Extra nats-server configuration (its config-file syntax), e.g. an `authorization { users =
+   * [...] }` block or a `tls { ... }` block; written to a file in a temporary directory (removed
+   * by `stop`) and passed with `-c`. The listen address, port, JetStream and store still come
+   * from the other options.
+   */
+  config?: string;
 }
 
 function freePort(): number {
@@ -175,6 +188,8 @@ export class NatsServer implements AsyncDisposable {
   #pump: Promise<void>;
   #exited = false;
   #status: Promise<Deno.CommandStatus>;
+  #config: string | undefined = undefined;
+  #configDir: string | null = null;
 
   private constructor(
     binary: string,
@@ -230,17 +245,28 @@ export class NatsServer implements AsyncDisposable {
     const ownsDir = options.storeDir === undefined;
     const storeDir = options.storeDir ?? await Deno.makeTempDir({ prefix: "rlvr-nats-" });
     const timeout = options.startTimeoutMs ?? 10_000;
+    // The config file lives outside the store directory (a kept store stays JetStream's only).
+    let configDir: string | null = null;
+    const configArgs: string[] = [];
+    if (options.config !== undefined) {
+      configDir = await Deno.makeTempDir({ prefix: "rlvr-nats-conf-" });
+      const file = `${configDir}/nats-server.conf`;
+      await Deno.writeTextFile(file, options.config, { mode: 0o600 });
+      configArgs.push("-c", file);
+    }
     let lastError: Error | null = null;
     // A free port can be taken between our probe and the server's bind; try a few.
     for (let attempt = 0; attempt < (options.port === undefined ? 3 : 1); attempt++) {
       const port = options.port ?? freePort();
       const child = new Deno.Command(binary, {
-        args: ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDir],
+        args: [...configArgs, "-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDir],
         stdin: "null",
         stdout: "null",
         stderr: "piped",
       }).spawn();
       const server = new NatsServer(binary, port, storeDir, ownsDir, child);
+      server.#config = options.config;
+      server.#configDir = configDir;
       const deadline = Date.now() + timeout;
       while (Date.now() < deadline && !server.#exited) {
         if (await jetstreamReady(port)) return server;
@@ -254,6 +280,7 @@ export class NatsServer implements AsyncDisposable {
       );
     }
     if (ownsDir) await Deno.remove(storeDir, { recursive: true }).catch(() => {});
+    if (configDir !== null) await Deno.remove(configDir, { recursive: true }).catch(() => {});
     throw lastError!;
   }
 
@@ -331,6 +358,10 @@ export class NatsServer implements AsyncDisposable {
    */
   async stop(): Promise<void> {
     await this.#halt();
+    if (this.#configDir !== null) {
+      await Deno.remove(this.#configDir, { recursive: true }).catch(() => {});
+      this.#configDir = null;
+    }
     if (this.#ownsDir) {
       this.#ownsDir = false;
       await Deno.remove(this.storeDir, { recursive: true }).catch((e) => {
@@ -367,10 +398,15 @@ export class NatsServer implements AsyncDisposable {
     await this.#halt();
     const owned = this.#ownsDir;
     this.#ownsDir = false;
+    if (this.#configDir !== null) {
+      await Deno.remove(this.#configDir, { recursive: true }).catch(() => {});
+      this.#configDir = null;
+    }
     const next = await NatsServer.start({
       binary: this.binary,
       port: this.port,
       storeDir: this.storeDir,
+      ...(this.#config === undefined ? {} : { config: this.#config }),
     });
     next.#ownsDir = owned;
     return next;
@@ -421,12 +457,27 @@ export interface NatsTestOptions {
   server?: NatsServerOptions;
 }
 
-let warnedMissing = false;
+/** NATS tests of this module (test file) skipped for a missing binary, and whether said. */
+const skipped = { count: 0, announced: false };
+
+/** The line a test file prints when its NATS tests were skipped: the count, why, the fix. */
+function natsSkipLine(count: number): string {
+  let file = "this file";
+  try {
+    const path = new URL(Deno.mainModule).pathname;
+    const cwd = `${Deno.cwd()}/`;
+    file = path.startsWith(cwd) ? path.slice(cwd.length) : path;
+  } catch { /* no main module or no read permission: keep the generic name */ }
+  return `NATS TESTS SKIPPED: ${count} test${count === 1 ? "" : "s"} of ${file} did not run ` +
+    `(nats-server not found; apt-get install -y nats-server, or set NATS_SERVER_BIN; under ` +
+    `CI=true they fail instead)`;
+}
 
 /**
  * Registers a `Deno.test` that gets a fresh `nats-server` (stopped and cleaned up afterwards,
- * also on failure). Without the binary the test is skipped with a message, except under
- * `CI=true`, where it fails.
+ * also on failure). Without the binary the test is skipped (ignored), and the file prints one
+ * line with the count of its skipped tests (`NATS TESTS SKIPPED: <n> tests of <file> ...`);
+ * under `CI=true` it fails instead.
  *
  * @param name Test name.
  * @param fn The test body.
@@ -453,12 +504,15 @@ export function natsTest(
 ): void {
   const binary = findNatsServer();
   const ci = env("CI") === "true" || env("CI") === "1";
-  if (binary === null && !ci && !warnedMissing) {
-    warnedMissing = true;
-    console.warn(
-      "NATS tests skipped: nats-server not found (apt-get install -y nats-server, or set " +
-        "NATS_SERVER_BIN); under CI=true they fail instead",
-    );
+  if (binary === null && !ci) {
+    skipped.count++;
+    if (!skipped.announced) {
+      skipped.announced = true;
+      // Said when the file's tests are done (Deno dispatches "unload" per test module, after
+      // its last test): every natsTest of the file is counted by then, also those registered
+      // after a top-level await, and the line sits next to the "ignored" lines it explains.
+      globalThis.addEventListener("unload", () => console.warn(natsSkipLine(skipped.count)));
+    }
   }
   Deno.test({
     name,

@@ -91,3 +91,32 @@ Deno.test("connectNats: a refused connection says what to check", async () => {
   );
   await assert.rejects(connectNats(""), /url must be a NATS URL/);
 });
+
+Deno.test("natsTest: without nats-server, a file's NATS tests are skipped and one line gives their count", async () => {
+  const fixture = new URL("./testdata/skip_fixture.ts", import.meta.url).pathname;
+  const env = { NATS_SERVER_BIN: "/nonexistent/nats-server", NO_COLOR: "1" };
+  const run = async (extra: Record<string, string>) => {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["test", "-A", "--no-check", fixture],
+      env: { ...env, ...extra },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    return { code: out.code, text };
+  };
+  const skipped = await run({ CI: "" });
+  assert.equal(skipped.code, 0, skipped.text);
+  const lines = skipped.text.split("\n").filter((l) => l.startsWith("NATS TESTS SKIPPED"));
+  assert.equal(lines.length, 1, skipped.text);
+  assert.match(
+    lines[0]!,
+    /^NATS TESTS SKIPPED: 3 tests of .*skip_fixture\.ts did not run \(nats-server not found; apt-get install -y nats-server, or set NATS_SERVER_BIN; under CI=true they fail instead\)$/,
+  );
+  assert.match(skipped.text, /1 passed \| 0 failed \| 3 ignored/);
+  // under CI=true they fail instead, and no skip line is printed
+  const ci = await run({ CI: "true" });
+  assert.notEqual(ci.code, 0);
+  assert.match(ci.text, /1 passed \| 3 failed/);
+  assert.ok(!ci.text.includes("NATS TESTS SKIPPED"), ci.text);
+});

@@ -188,6 +188,9 @@ export class WeightsStore {
    * Uploads a snapshot. Its version must be above the latest one.
    *
    * @param snap The snapshot (from {@link snapshot}).
+   * @returns The stored object: its size and `nuid`, the id the object store gives each write
+   *   (a later write of the same name, by anyone, has another), so an owner can tell its objects
+   *   from objects another client put in the bucket.
    *
    * @example Usage
    * ```ts
@@ -204,7 +207,7 @@ export class WeightsStore {
    * }
    * ```
    */
-  async put(snap: WeightSnapshot): Promise<void> {
+  async put(snap: WeightSnapshot): Promise<{ size: number; nuid: string }> {
     checkVersion(snap?.version, "snapshot.version");
     // Check the trainer's own bytes first: uploading a snapshot that is already inconsistent
     // would only move the failure to every worker.
@@ -234,6 +237,77 @@ export class WeightsStore {
     for (const old of vs.slice(0, Math.max(0, vs.length - this.keep))) {
       await this.#os.delete(nameOf(old));
     }
+    return { size: info.size, nuid: info.nuid };
+  }
+
+  /**
+   * Every object in the bucket (any name: a client may have put others), without downloading
+   * them: name, version (null for a name that is not `v<version>`), the `rlvr-sha256` metadata
+   * (null when absent), size and `nuid` (see {@link WeightsStore.put}); newest version first.
+   *
+   * @returns The objects.
+   *
+   * @example Usage
+   * ```ts
+   * import { findNatsServer, snapshot, startNatsServer, WeightsStore } from "@rlvr/infra";
+   * import { connect } from "@nats-io/transport-node";
+   * import { tensor } from "@rlvr/tensor";
+   * import assert from "node:assert/strict";
+   * if (findNatsServer() !== null) {
+   *   await using server = await startNatsServer();
+   *   await using nc = await connect({ servers: server.url });
+   *   const store = await WeightsStore.open(nc);
+   *   const snap = await snapshot({ w: tensor([1]) }, 0);
+   *   const { nuid } = await store.put(snap);
+   *   const [e] = await store.entries();
+   *   assert.deepEqual([e!.version, e!.checksum, e!.nuid], [0, snap.checksum, nuid]);
+   * }
+   * ```
+   */
+  async entries(): Promise<
+    { name: string; version: number | null; checksum: string | null; size: number; nuid: string }[]
+  > {
+    const out = [];
+    for (const info of await this.#os.list()) {
+      if (info.deleted) continue;
+      const m = NAME.exec(info.name);
+      out.push({
+        name: info.name,
+        version: m === null ? null : Number(m[1]),
+        checksum: info.metadata?.["rlvr-sha256"] ?? null,
+        size: info.size,
+        nuid: info.nuid,
+      });
+    }
+    return out.sort((a, b) => (b.version ?? -1) - (a.version ?? -1));
+  }
+
+  /**
+   * Deletes an object by name (any name, e.g. one another client put in the bucket); nothing
+   * when it is absent.
+   *
+   * @param name The object's name (`v<version>` for a version).
+   *
+   * @example Usage
+   * ```ts
+   * import { findNatsServer, snapshot, startNatsServer, WeightsStore } from "@rlvr/infra";
+   * import { connect } from "@nats-io/transport-node";
+   * import { tensor } from "@rlvr/tensor";
+   * import assert from "node:assert/strict";
+   * if (findNatsServer() !== null) {
+   *   await using server = await startNatsServer();
+   *   await using nc = await connect({ servers: server.url });
+   *   const store = await WeightsStore.open(nc);
+   *   await store.put(await snapshot({ w: tensor([1]) }, 0));
+   *   await store.remove("v0");
+   *   assert.equal(await store.latestVersion(), null);
+   * }
+   * ```
+   */
+  async remove(name: string): Promise<void> {
+    const info = await this.#os.info(name);
+    if (info === null || info.deleted) return;
+    await this.#os.delete(name);
   }
 
   /**

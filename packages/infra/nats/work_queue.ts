@@ -23,7 +23,13 @@
  * @module
  */
 
-import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy } from "@nats-io/jetstream";
+import {
+  AckPolicy,
+  jetstream,
+  JetStreamApiError,
+  jetstreamManager,
+  RetentionPolicy,
+} from "@nats-io/jetstream";
 import type { Consumer, JetStreamClient, JetStreamManager, JsMsg } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
 import type { NatsConnection } from "./_connect.ts";
@@ -258,6 +264,52 @@ export class WorkQueue<P> {
       ack_wait: nanos(ackWaitMs),
       max_deliver: maxDeliver,
     });
+    return new WorkQueue<P>(jetstream(nc), jsm, stream, subject, consumer, ackWaitMs);
+  }
+
+  /**
+   * Attaches to an existing queue without creating or changing anything: the stream and the
+   * shared consumer as the producer (the trainer) configured them, the ack wait read from the
+   * server. For consumers that must not be able to change the queue's settings (a rollout
+   * worker: a forged setting could make every job expire). Null while the stream or the
+   * consumer does not exist yet.
+   *
+   * @param nc A NATS connection.
+   * @param options Stream, subject and consumer names (defaults as in {@link WorkQueue.open}).
+   * @returns The queue, or null.
+   *
+   * @example Usage
+   * ```ts
+   * import { findNatsServer, startNatsServer, WorkQueue } from "@rlvr/infra";
+   * import { connect } from "@nats-io/transport-node";
+   * import assert from "node:assert/strict";
+   * if (findNatsServer() !== null) {
+   *   await using server = await startNatsServer();
+   *   await using nc = await connect({ servers: server.url });
+   *   assert.equal(await WorkQueue.attach(nc), null); // nothing created yet
+   *   await WorkQueue.open(nc, { ackWaitMs: 7000 });
+   *   assert.equal((await WorkQueue.attach(nc))!.ackWaitMs, 7000);
+   * }
+   * ```
+   */
+  static async attach<P>(
+    nc: NatsConnection,
+    options: Pick<WorkQueueOptions, "stream" | "subject" | "consumer"> = {},
+  ): Promise<WorkQueue<P> | null> {
+    const stream = options.stream ?? "RLVR_PROMPTS";
+    const subject = options.subject ?? "rlvr.prompts";
+    const consumer = options.consumer ?? "rollout-workers";
+    const jsm = await jetstreamManager(nc);
+    let info;
+    try {
+      info = await jsm.consumers.info(stream, consumer);
+    } catch (e) {
+      // 10059: stream not found; 10014: consumer not found
+      if (e instanceof JetStreamApiError && (e.code === 10059 || e.code === 10014)) return null;
+      throw e;
+    }
+    // ack_wait is in ns; JetStream fills in its 30 s default when the creator gave none
+    const ackWaitMs = Math.round((info.config.ack_wait ?? 30e9) / 1e6);
     return new WorkQueue<P>(jetstream(nc), jsm, stream, subject, consumer, ackWaitMs);
   }
 
