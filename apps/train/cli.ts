@@ -51,7 +51,7 @@ function recipeSummary(recipesDir: string, name: string): string {
  *
  * @example Usage
  * ```ts
- * import { usage } from "@rlvr/train";
+ * import { usage } from "./cli.ts";
  * import assert from "node:assert/strict";
  * const text = usage();
  * assert.match(text, /--set <key=value>/);
@@ -106,7 +106,7 @@ ${recipes.join("\n")}`;
  *
  * @example Usage
  * ```ts
- * import { parseCli } from "@rlvr/train";
+ * import { parseCli } from "./cli.ts";
  * import assert from "node:assert/strict";
  * const cmd = parseCli(["--config", "dapo", "trainer.steps=5", "--set", "optimizer.lr=1e-4", "--seed", "3"]);
  * assert.deepEqual(cmd, {

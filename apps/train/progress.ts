@@ -19,7 +19,7 @@ import { formatNumber } from "./report/summary.ts";
  *
  * @example Usage
  * ```ts
- * import { formatDuration } from "@rlvr/train";
+ * import { formatDuration } from "./progress.ts";
  * import assert from "node:assert/strict";
  * assert.equal(formatDuration(42.4), "42s");
  * assert.equal(formatDuration(185), "3m05s");
@@ -68,7 +68,7 @@ export interface ProgressState {
  *
  * @example Usage
  * ```ts
- * import { progressLine } from "@rlvr/train";
+ * import { progressLine } from "./progress.ts";
  * import assert from "node:assert/strict";
  * const line = progressLine({
  *   done: 25, total: 100, elapsedS: 50, width: 10, metrics: { reward: 0.5, pass1: 0.25, tokensPerS: 1234 },
@@ -140,7 +140,7 @@ function terminalColumns(): number {
  *
  * @example Usage
  * ```ts
- * import { ProgressBar } from "@rlvr/train";
+ * import { ProgressBar } from "./progress.ts";
  * import assert from "node:assert/strict";
  * const out: string[] = [];
  * let t = 0;
@@ -240,7 +240,7 @@ function cell(value: unknown): string {
  *
  * @example Usage
  * ```ts
- * import { summaryTable } from "@rlvr/train";
+ * import { summaryTable } from "./progress.ts";
  * import assert from "node:assert/strict";
  * const table = summaryTable([
  *   { metric: "steps", value: 100 },

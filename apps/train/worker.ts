@@ -93,7 +93,7 @@ import {
  *
  * @example Usage
  * ```ts
- * import { WORKER_USAGE } from "@rlvr/train";
+ * import { WORKER_USAGE } from "./worker.ts";
  * import assert from "node:assert/strict";
  * assert.match(WORKER_USAGE, /--nats <url>/);
  * assert.match(WORKER_USAGE, /--allow-dir <dir>/);
@@ -139,7 +139,7 @@ Ctrl-C finishes the current job and exits (Ctrl-C again quits at once).`;
  *
  * @example Usage
  * ```ts
- * import type { WorkerArgs } from "@rlvr/train";
+ * import type { WorkerArgs } from "./worker.ts";
  * import assert from "node:assert/strict";
  * const a: WorkerArgs = {
  *   kind: "run", url: "nats://127.0.0.1:4222", id: "gpu0", verbose: false, auth: {},
@@ -183,7 +183,7 @@ export type WorkerArgs =
  *
  * @example Usage
  * ```ts
- * import { parseWorkerArgs, WorkerArgsError } from "@rlvr/train";
+ * import { parseWorkerArgs, WorkerArgsError } from "./worker.ts";
  * import assert from "node:assert/strict";
  * assert.throws(() => parseWorkerArgs([]), WorkerArgsError);
  * ```
@@ -265,7 +265,7 @@ function normaliseUrl(raw: string): ReturnType<typeof splitNatsUrl> {
  *
  * @example Usage
  * ```ts
- * import { parseWorkerArgs } from "@rlvr/train";
+ * import { parseWorkerArgs } from "./worker.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(parseWorkerArgs(["--nats", "10.0.0.5:4222", "--id", "gpu0"]), {
  *   kind: "run", url: "nats://10.0.0.5:4222", id: "gpu0", verbose: false, auth: {},
@@ -850,7 +850,7 @@ class RefusedJob extends Error {
  *
  * @example Usage
  * ```ts
- * import { workerMain } from "@rlvr/train";
+ * import { workerMain } from "./worker.ts";
  * import assert from "node:assert/strict";
  * const lines: string[] = [];
  * const log = (l: string) => lines.push(l);

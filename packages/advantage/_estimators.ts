@@ -9,7 +9,6 @@
  */
 
 import { Registry } from "@rlvr/common";
-import { rowSums } from "./_layout.ts";
 import { missing } from "./_validate.ts";
 import type { EstimatorFn, ResolvedInput } from "./registry.ts";
 import type { GroupIndex, TokenMatrix } from "./types.ts";
@@ -33,9 +32,31 @@ export function needIndex(key: string, input: ResolvedInput): GroupIndex {
     missing(key, "index", "group ids per response, or groupSize for fixed-size groups");
 }
 
-/** The sequence rewards: the caller's, or the masked row sums of the token rewards. */
-export function seqRewards(input: ResolvedInput): ArrayLike<number> {
-  return input.rewards ?? rowSums(input.tokenRewards, input.responseMask);
+/**
+ * The sequence rewards: the caller's, or the row sums of the token rewards over **every**
+ * position, masked ones included (veRL's `token_level_rewards.sum(dim=-1)`; a reward placed
+ * under a 0 of the mask counts). A non-finite value anywhere in a row is an error naming it
+ * (veRL would return NaN advantages).
+ */
+export function seqRewards(key: string, input: ResolvedInput): ArrayLike<number> {
+  if (input.rewards !== undefined) return input.rewards;
+  const { data, batch, length } = input.tokenRewards;
+  const out = new Float64Array(batch);
+  for (let i = 0; i < batch; i++) {
+    let s = 0;
+    for (let t = 0; t < length; t++) {
+      const v = data[i * length + t]!;
+      if (!Number.isFinite(v)) {
+        throw new RangeError(
+          `${key}: tokenRewards[${i}, ${t}] is ${v}; veRL's outcome estimators sum the token rewards over every ` +
+            `position (masked ones included), so they must all be finite (put 0 on padding, or pass rewards)`,
+        );
+      }
+      s += v;
+    }
+    out[i] = s;
+  }
+  return out;
 }
 
 /** The `{ rewards, responseMask, index }` every group-relative outcome estimator takes. */
@@ -44,7 +65,7 @@ export function outcomeOf(
   input: ResolvedInput,
 ): { rewards: ArrayLike<number>; responseMask: TokenMatrix; index: GroupIndex } {
   return {
-    rewards: seqRewards(input),
+    rewards: seqRewards(key, input),
     responseMask: input.responseMask,
     index: needIndex(key, input),
   };

@@ -10,11 +10,27 @@ import type { KlPenalty, KlShapedRewards, KlShapedRewardsInput } from "./kl_rewa
 import type { TokenMatrix } from "./types.ts";
 
 /** The KL estimator names of `KlPenalty`, for checks. */
-export const PENALTIES: readonly KlPenalty[] = ["k1", "kl", "abs", "k2", "mse", "k3", "low_var_kl"];
+export const PENALTIES: readonly KlPenalty[] = [
+  "k1",
+  "kl",
+  "abs",
+  "k2",
+  "mse",
+  "k3",
+  "low_var_kl",
+  "k1+",
+  "kl+",
+  "abs+",
+  "k2+",
+  "mse+",
+  "k3+",
+  "low_var_kl+",
+];
 
 /** One KL estimate from `logp` (sampling policy) and `ref` (reference policy). */
 function penaltyOf(logp: number, ref: number, penalty: KlPenalty): number {
-  switch (penalty) {
+  // A final "+" only changes the gradient (straight-through k2); rewards carry no gradient.
+  switch (penalty.endsWith("+") ? penalty.slice(0, -1) as KlPenalty : penalty) {
     case "k1":
     case "kl":
       return logp - ref;
@@ -28,6 +44,8 @@ function penaltyOf(logp: number, ref: number, penalty: KlPenalty): number {
       const d = Math.min(20, Math.max(-20, ref - logp));
       return Math.min(10, Math.max(-10, Math.exp(d) - d - 1));
     }
+    default:
+      throw new RangeError(`unknown KL penalty ${JSON.stringify(penalty)}`);
   }
 }
 
@@ -46,7 +64,8 @@ export function klOf(
 }
 
 /**
- * Subtracts `β·KL` from already-checked token scores on valid tokens; checks the KL inputs.
+ * Subtracts `β·KL` from already-checked token scores on valid tokens (masked positions keep
+ * their score, as veRL `apply_kl_penalty`); checks the KL inputs.
  * `field` prefixes the argument names in errors (the registry passes `"klInReward."`).
  */
 export function shapeChecked(
@@ -70,7 +89,11 @@ export function shapeChecked(
     let n = 0;
     for (let t = 0; t < length; t++) {
       const k = i * length + t;
-      if (mask.data[k] !== 1) continue;
+      if (mask.data[k] !== 1) {
+        // veRL: token_level_scores − β·kl·mask keeps the score of a masked position
+        data[k] = tokenScores.data[k]!;
+        continue;
+      }
       data[k] = tokenScores.data[k]! - coef * kl[k]!;
       s += kl[k]!;
       n++;

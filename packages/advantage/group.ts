@@ -6,13 +6,17 @@
  * (TRL's `num_generations`) are one special case, built by {@link fixedGroupIndex}, which is
  * where "the group size must divide the batch" is checked. Statistics are float64 two-pass
  * (a mean shifted by the group's first reward, then the centred sum of squares); the standard deviation is the **unbiased** sample std,
- * as `torch.std` in veRL and TRL. A singleton group has std 0 here (`torch.std` would give NaN);
- * each estimator then applies its reference's singleton rule.
+ * as `torch.std` in veRL and TRL. A singleton group has mean = its reward and std 0 here by
+ * default (`torch.std` would give NaN), or veRL's convention `{ singletons: "verl" }`: mean 0 and
+ * std 1, what veRL's `grpo`, `grpo_vectorized` (`group_mean_std`), `gpg`, `gdpo` use, so that a
+ * singleton's GRPO advantage is its raw reward over `1 + ε`. Each estimator applies its
+ * reference's singleton rule (veRL's `rloo` keeps the raw reward, `rloo_vectorized` gives 0,
+ * `opo` and `reinforce_plus_plus_baseline` subtract a baseline of 0, `grpo_passk` rejects them).
  *
  * @module
  */
 
-import { checkIndex, checkSequence } from "./_validate.ts";
+import { checkChoice, checkIndex, checkSequence } from "./_validate.ts";
 import { fixedIndex, groupsOf, statsOf } from "./_group.ts";
 import type { GroupIndex } from "./types.ts";
 
@@ -30,7 +34,7 @@ export interface GroupStats extends Group {
   count: number;
   /** Mean reward of the members. */
   mean: number;
-  /** Unbiased (Bessel-corrected) standard deviation; 0 for a singleton. */
+  /** Unbiased (Bessel-corrected) standard deviation; 0 for a singleton (1 with `singletons: "verl"`). */
   std: number;
 }
 
@@ -52,9 +56,19 @@ export function groupMembers(index: GroupIndex): Group[] {
   return groupsOf(index);
 }
 
+/** Options of {@link groupStatistics}. */
+export interface GroupStatisticsOptions {
+  /**
+   * Statistics of a one-member group: `"own"` (default) its reward as mean and std 0; `"verl"`
+   * mean 0 and std 1 (veRL `compute_grpo_outcome_advantage`, `group_mean_std`).
+   */
+  singletons?: "own" | "verl";
+}
+
 /**
  * Per-group count, mean and unbiased standard deviation of `rewards`:
- * `μ_g = (1/n) Σ_{i∈g} R_i`, `σ_g = sqrt(Σ_{i∈g} (R_i − μ_g)² / (n − 1))` (0 when `n = 1`).
+ * `μ_g = (1/n) Σ_{i∈g} R_i`, `σ_g = sqrt(Σ_{i∈g} (R_i − μ_g)² / (n − 1))` (for `n = 1`: mean
+ * `R_i` and std 0, or with `singletons: "verl"` mean 0 and std 1).
  *
  * @example Usage
  * ```ts
@@ -63,13 +77,29 @@ export function groupMembers(index: GroupIndex): Group[] {
  * const [g] = groupStatistics([1, 0, 1], [7, 7, 7]);
  * // mean 2/3; squared deviations 1/9 + 4/9 + 1/9 = 2/3; over n − 1 = 2 gives 1/3
  * assert.ok(Math.abs(g!.mean - 2 / 3) < 1e-15 && Math.abs(g!.std - Math.sqrt(1 / 3)) < 1e-15);
+ * const [s] = groupStatistics([5], ["x"]);
+ * assert.deepEqual([s!.mean, s!.std], [5, 0]);
+ * const [v] = groupStatistics([5], ["x"], { singletons: "verl" });
+ * assert.deepEqual([v!.mean, v!.std], [0, 1]);
  * ```
  */
-export function groupStatistics(rewards: ArrayLike<number>, index: GroupIndex): GroupStats[] {
+export function groupStatistics(
+  rewards: ArrayLike<number>,
+  index: GroupIndex,
+  options: GroupStatisticsOptions = {},
+): GroupStats[] {
   const batch = Array.isArray(index) ? index.length : 0;
   checkIndex("groupStatistics", "index", index, batch);
   checkSequence("groupStatistics", "rewards", rewards, batch, "index");
-  return statsOf(rewards, index);
+  const singletons = checkChoice(
+    "groupStatistics",
+    "singletons",
+    options.singletons ?? "own",
+    ["own", "verl"],
+  );
+  const stats = statsOf(rewards, index);
+  if (singletons === "own") return stats;
+  return stats.map((g) => (g.count === 1 ? { ...g, mean: 0, std: 1 } : g));
 }
 
 /**

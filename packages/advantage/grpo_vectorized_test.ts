@@ -2,18 +2,22 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { arbBatch, assertClose, randomBatch } from "./_test_utils.ts";
 import { drGrpo, grpo } from "./grpo.ts";
-import { groupStatistics } from "./group.ts";
 import { fromRows } from "./layout.ts";
 import { estimatorNames, getEstimator } from "./registry.ts";
 
 const vectorized = getEstimator("grpo_vectorized");
 
-/** veRL's group_mean_std + compute_grpo_vectorized_outcome_advantage, written out naively. */
+/**
+ * veRL's group_mean_std(eps=0.0) + compute_grpo_vectorized_outcome_advantage at commit
+ * 1dda039b9c6311889a9c9a26040677e1254814f9, written out naively (`floor` is the eps passed to
+ * group_mean_std: 0 there; older veRL passed ε).
+ */
 function reference(
   rewards: readonly number[],
   index: readonly (string | number)[],
   epsilon: number,
   normByStd: boolean,
+  floor = 0,
 ): number[] {
   const count = new Map<string | number, number>();
   const s1 = new Map<string | number, number>();
@@ -29,7 +33,7 @@ function reference(
     const n = count.get(g)!;
     let mean = s1.get(g)! / n;
     const variance = (s2.get(g)! - s1.get(g)! ** 2 / n) / Math.max(n - 1, 1);
-    let std = Math.sqrt(Math.max(variance, epsilon));
+    let std = Math.sqrt(Math.max(variance, floor));
     if (n <= 1) [mean, std] = [0, 1];
     return normByStd ? (r - mean) / (std + epsilon) : r - mean;
   });
@@ -39,7 +43,7 @@ Deno.test("grpo_vectorized: registered under veRL's key", () => {
   assert.ok(estimatorNames().includes("grpo_vectorized"));
 });
 
-Deno.test("grpo_vectorized golden: group [1, 0, 1], a singleton, and a nearly constant group", () => {
+Deno.test("grpo_vectorized golden: group [1, 0, 1], a singleton, and a nearly constant group (no variance floor)", () => {
   const out = vectorized({
     rewards: [1, 0, 1, 0.5, 0.5, 0.5001],
     responseMask: fromRows([[1, 1], [1, 0], [1, 1], [1, 0], [1, 1], [1, 1]]),
@@ -48,8 +52,8 @@ Deno.test("grpo_vectorized golden: group [1, 0, 1], a singleton, and a nearly co
   // q: mean 2/3, unbiased variance 1/3 >= ε, so std sqrt(1/3) as in grpo.
   const s = Math.sqrt(1 / 3) + 1e-6;
   // s: singleton, mean 0 and std 1: 0.5/(1 + ε).
-  // n: mean 0.50005, variance (1e-4)²/2 = 5e-9 < ε: std floored at √ε = 1e-3.
-  const f = 1e-3 + 1e-6;
+  // n: mean 0.50005, variance (1e-4)²/2 = 5e-9: std 7.07e-5, not floored (veRL passes eps=0.0).
+  const f = Math.SQRT1_2 * 1e-4 + 1e-6;
   const d = 0.00005;
   const expected = [
     [1 / 3 / s, 1 / 3 / s],
@@ -61,16 +65,13 @@ Deno.test("grpo_vectorized golden: group [1, 0, 1], a singleton, and a nearly co
   ].flat();
   assertClose(out.advantages, expected, { atol: 1e-12, rtol: 1e-9 });
   assert.deepEqual(out.returns, out.advantages);
-  // grpo divides the nearly constant group by its own std (7.07e-5): advantages near ±0.7
-  const g = grpo({
-    rewards: [0.5, 0.5001],
-    responseMask: fromRows([[1], [1]]),
-    index: [0, 0],
-  });
-  assert.ok(Math.abs(g.advantages[1]! - 0.7) < 0.01 && Math.abs(out.advantages[10]! - 0.05) < 1e-3);
+  // the older floored form would give 0.05 there; this gives grpo's ≈ 0.697
+  assert.ok(Math.abs(out.advantages[10]! - 0.697) < 1e-3);
+  const old = reference([0.5, 0.5001], [0, 0], 1e-6, true, 1e-6);
+  assert.ok(Math.abs(old[1]! - 0.05) < 1e-3);
 });
 
-Deno.test("grpo_vectorized property: veRL's formula on random batches; grpo wherever no group is floored", () => {
+Deno.test("grpo_vectorized property: veRL's formula on random batches equals grpo", () => {
   // rewards on a grid of 1/8 (or 1/128: small spreads, where the floor bites), so the
   // reference's one-pass sums are exact and cannot cancel
   const batches = arbBatch().chain((b) =>
@@ -98,13 +99,8 @@ Deno.test("grpo_vectorized property: veRL's formula on random batches; grpo wher
         }
         assertClose(got.advantages, want, { atol: 1e-9, rtol: 1e-9 });
         assert.deepEqual(got.returns, got.advantages);
-        const floored = groupStatistics(rewards, index).some((g) =>
-          g.count > 1 && g.std > 0 && g.std * g.std < epsilon
-        );
-        if (!floored) {
-          const g = grpo({ rewards, responseMask: mask, index, epsilon, normByStd });
-          assertClose(got.advantages, g.advantages, { atol: 0, rtol: 0 });
-        }
+        const g = grpo({ rewards, responseMask: mask, index, epsilon, normByStd });
+        assertClose(got.advantages, g.advantages, { atol: 0, rtol: 0 });
         if (!normByStd) {
           const d = drGrpo({ rewards, responseMask: mask, index });
           assertClose(got.advantages, d.advantages, { atol: 0, rtol: 0 });
@@ -114,14 +110,18 @@ Deno.test("grpo_vectorized property: veRL's formula on random batches; grpo wher
   );
 });
 
-Deno.test("grpo_vectorized: larger random batch vs the reference; token rewards are summed", () => {
+Deno.test("grpo_vectorized: larger random batch vs the reference; token rewards are summed over every position", () => {
   const b = randomBatch(31, 80, 7, { binary: true, minGroup: 2 });
-  const out = vectorized({ tokenRewards: b.tokenRewards, responseMask: b.mask, index: b.index });
+  // veRL sums token_level_rewards over all positions: a reward under a 0 of the mask counts
+  const tok = Float64Array.from(
+    b.tokenRewards.data,
+    (v, k) => (b.mask.data[k] === 1 ? v : k % 3 === 0 ? 0.25 : 0),
+  );
+  const tokenRewards = { ...b.tokenRewards, data: tok };
+  const out = vectorized({ tokenRewards, responseMask: b.mask, index: b.index });
   const sums = Array.from({ length: 80 }, (_, i) => {
     let s = 0;
-    for (let t = 0; t < 7; t++) {
-      if (b.mask.data[i * 7 + t] === 1) s += b.tokenRewards.data[i * 7 + t]!;
-    }
+    for (let t = 0; t < 7; t++) s += tok[i * 7 + t]!;
     return s;
   });
   const ref = reference(sums, b.index, 1e-6, true);

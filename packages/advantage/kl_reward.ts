@@ -22,8 +22,26 @@ import { placeOutcome } from "./_layout.ts";
 import { checkChoice, checkMask, checkObject, checkSequence, checkTokens } from "./_validate.ts";
 import type { TokenMatrix } from "./types.ts";
 
-/** Per-token KL estimators, with veRL's `kl_penalty` names as aliases. */
-export type KlPenalty = "k1" | "kl" | "abs" | "k2" | "mse" | "k3" | "low_var_kl";
+/**
+ * Per-token KL estimators, with veRL's `kl_penalty` names as aliases. A final `+` (veRL's
+ * straight-through form) has the value of the estimator without it: in the reward there is no
+ * gradient for it to change.
+ */
+export type KlPenalty =
+  | "k1"
+  | "kl"
+  | "abs"
+  | "k2"
+  | "mse"
+  | "k3"
+  | "low_var_kl"
+  | "k1+"
+  | "kl+"
+  | "abs+"
+  | "k2+"
+  | "mse+"
+  | "k3+"
+  | "low_var_kl+";
 
 /** Input of {@link klShapedRewards}. */
 export interface KlShapedRewardsInput {

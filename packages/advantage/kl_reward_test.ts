@@ -128,6 +128,6 @@ Deno.test("klShapedRewards: invalid inputs name the argument and the value", () 
   );
   assert.throws(
     () => klPenalty(fromRows([[0]]), fromRows([[0]]), fromRows([[1]]), "k4" as never),
-    /klPenalty: penalty must be one of "k1", "kl", "abs", "k2", "mse", "k3", "low_var_kl", got "k4"/,
+    /klPenalty: penalty must be one of "k1", "kl", "abs", "k2", "mse", "k3", "low_var_kl", "k1\+", "kl\+", "abs\+", "k2\+", "mse\+", "k3\+", "low_var_kl\+", got "k4"/,
   );
 });

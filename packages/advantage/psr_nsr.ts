@@ -84,7 +84,7 @@ export function psrNsr(input: PsrNsrInput): AdvantageOutput {
 
 ESTIMATORS.register("psr_nsr", (x) =>
   psrNsr({
-    rewards: seqRewards(x),
+    rewards: seqRewards("psr_nsr", x),
     responseMask: x.responseMask,
     ...pick(x, ["positiveWeight", "negativeWeight"] as const),
   }));

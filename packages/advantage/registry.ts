@@ -22,8 +22,9 @@
  *
  * A caller (the trainer) fills every field it has; each estimator reads the fields it needs and
  * the direct function validates them. Outcome estimators use `rewards` when the caller gave
- * sequence rewards (and no KL shaping), else the masked row sums of `tokenRewards` (veRL's
- * `token_level_rewards.sum(-1)`). {@link estimatorNames} lists the keys.
+ * sequence rewards (and no KL shaping), else the row sums of `tokenRewards` over **every**
+ * position, masked ones included (veRL's `token_level_rewards.sum(-1)`; a non-finite value on
+ * padding is then an error). {@link estimatorNames} lists the keys.
  *
  * @module
  */
@@ -87,10 +88,26 @@ export interface EstimatorInput {
   lengthAdaptiveAlpha?: number;
   /** `gae`, `prime`: whiten the advantages (default true). */
   whiten?: boolean;
-  /** `grpo`, `grpo_passk`, `gigpo` (default 1e-6), `grpo_batch_std` (default 1e-4): added to the std. */
+  /**
+   * `grpo`, `grpo_vectorized`, `grpo_passk`, `gdpo`, `gigpo` (default 1e-6), `grpo_batch_std`
+   * (default 1e-4): added to the std; `optimal_token_baseline`, `tir_optimal_token_baseline`
+   * (default 1e-8): added to the baseline's denominator.
+   */
   epsilon?: number;
-  /** `grpo`, `grpo_passk`: divide by the group std (default true). */
+  /** `grpo`, `grpo_vectorized`, `grpo_passk`, `gdpo`: divide by the group std (default true). */
   normByStd?: boolean;
+  /** `gdpo`: the reward components, each one sequence reward per response (veRL `gdpo_reward_keys`). */
+  rewardComponents?: readonly ArrayLike<number>[];
+  /** `gdpo`: one weight per component (default 1 each; veRL `gdpo_reward_weights`). */
+  rewardWeights?: ArrayLike<number>;
+  /** `optimal_token_baseline`, `tir_optimal_token_baseline`: log π_old of the sampled tokens (veRL `old_log_probs`). */
+  oldLogProbs?: TokenMatrix;
+  /** `optimal_token_baseline`, `tir_optimal_token_baseline`: Σ_v π(v)² per position (veRL `sum_pi_squared`). */
+  sumPiSquared?: TokenMatrix;
+  /** `optimal_token_baseline`, `tir_optimal_token_baseline`: rollout IS weights ρ (veRL `rollout_is_weights`). */
+  rolloutIsWeights?: TokenMatrix;
+  /** `optimal_token_baseline`, `tir_optimal_token_baseline`: veRL `handle_zero_tail` (default true). */
+  handleZeroTail?: boolean;
   /** `remax`: the greedy response's reward per response (veRL `reward_baselines`). */
   baselineRewards?: ArrayLike<number>;
   /** `gpg`: `F_norm` (default 1). */
@@ -167,6 +184,12 @@ const FIELDS: Record<keyof EstimatorInput, true> = {
   whiten: true,
   epsilon: true,
   normByStd: true,
+  rewardComponents: true,
+  rewardWeights: true,
+  oldLogProbs: true,
+  sumPiSquared: true,
+  rolloutIsWeights: true,
+  handleZeroTail: true,
   baselineRewards: true,
   fNorm: true,
   gpgAlpha: true,
@@ -317,14 +340,17 @@ export function estimatorNames(): string[] {
 // one new file and one line here.
 import "./entropy_adv.ts";
 import "./gae.ts";
+import "./gdpo.ts";
 import "./gigpo.ts";
 import "./gpg.ts";
 import "./grpo.ts";
 import "./grpo_vectorized.ts";
 import "./opo.ts";
+import "./optimal_token_baseline.ts";
 import "./passk.ts";
 import "./prime.ts";
 import "./psr_nsr.ts";
 import "./reinforce_pp.ts";
 import "./remax.ts";
 import "./rloo.ts";
+import "./rloo_vectorized.ts";

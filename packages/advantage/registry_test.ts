@@ -125,10 +125,10 @@ Deno.test("registry: each key gives the named export's numbers on a random batch
   );
 });
 
-Deno.test("registry: tokenRewards and rewards agree; groupSize builds contiguous groups; masked NaN is ignored", () => {
+Deno.test("registry: tokenRewards and rewards agree; groupSize builds contiguous groups; masked rewards count, masked NaN is an error", () => {
   const mask = fromRows([[1, 1, 0], [1, 0, 0], [1, 1, 1], [1, 1, 0]]);
   const rewards = [1, 0, 0.5, 0.5];
-  const tokens = fromRows([[0, 1, NaN], [0, NaN, NaN], [0.25, 0, 0.25], [0, 0.5, NaN]]);
+  const tokens = fromRows([[0, 1, 0], [0, 0, 0], [0.25, 0, 0.25], [0, 0.5, 0]]);
   const a = getEstimator("grpo")({ rewards, responseMask: mask, groupSize: 2 });
   const b = getEstimator("grpo")({
     tokenRewards: tokens,
@@ -137,6 +137,20 @@ Deno.test("registry: tokenRewards and rewards agree; groupSize builds contiguous
   });
   assert.deepEqual(a.advantages, b.advantages);
   assert.ok(a.advantages.every(Number.isFinite));
+  // veRL sums token_level_rewards over every position: a reward under a 0 of the mask counts
+  const shifted = fromRows([[0, 1, 0], [0, 0, 2], [0.25, 0, 0.25], [0, 0.5, 0]]);
+  const c = getEstimator("grpo")({ tokenRewards: shifted, responseMask: mask, groupSize: 2 });
+  const d = getEstimator("grpo")({ rewards: [1, 2, 0.5, 0.5], responseMask: mask, groupSize: 2 });
+  assert.deepEqual(c.advantages, d.advantages);
+  assert.throws(
+    () =>
+      getEstimator("grpo")({
+        tokenRewards: fromRows([[0, 1, NaN], [0, 0, 0], [0.25, 0, 0.25], [0, 0.5, 0]]),
+        responseMask: mask,
+        groupSize: 2,
+      }),
+    /grpo: tokenRewards\[0, 2\] is NaN; veRL's outcome estimators sum the token rewards over every position/,
+  );
 });
 
 Deno.test("registry: klInReward shapes the rewards before any estimator (veRL use_kl_in_reward)", () => {

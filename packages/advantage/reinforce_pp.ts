@@ -5,8 +5,13 @@
  *
  * Design: `reinforcePlusPlus` takes token rewards, usually KL-shaped
  * (`r_t = 1[t = last]·R − β·KL_t`, see {@link klShapedRewards}), computes discounted returns with
- * veRL's "reset after EOS" scan ({@link discountedReturns}, `maskMode: "reset"`) and whitens them
- * over all valid tokens of the batch (veRL `masked_whiten`: unbiased variance, `eps = 1e-8`).
+ * veRL's scan ({@link discountedReturns}, `maskMode: "skip"`: the running return is carried
+ * unchanged across masked positions, e.g. the observation tokens of a multi-turn response, and
+ * the returns there are 0) and whitens them over all valid tokens of the batch (veRL
+ * `masked_whiten`: unbiased variance, `eps = 1e-8`). `maskMode: "reset"` (key
+ * `reinforce_plus_plus_reset`, ours) is older veRL's "reset after EOS": the running return is
+ * zeroed at every masked position, so a token inside a multi-turn response does not see the
+ * rewards after the next gap. With a mask of 1s then 0s (single-turn) the two are the same.
  * `reinforcePlusPlusBaseline` subtracts the group mean of the sequence rewards (singleton mean
  * 0, as veRL), broadcasts it over the valid tokens and whitens that. Because the whitening is
  * over tokens, longer responses weigh more in the batch statistics, exactly as in veRL and
@@ -16,11 +21,19 @@
  */
 
 import { ESTIMATORS, outcomeOf, pick } from "./_estimators.ts";
-import { checkMask, checkNumber, checkObject, checkOutcome, checkTokens } from "./_validate.ts";
+import {
+  checkChoice,
+  checkMask,
+  checkNumber,
+  checkObject,
+  checkOutcome,
+  checkTokens,
+} from "./_validate.ts";
 import { grpoScalars } from "./_grpo_scalars.ts";
 import type { GroupOutcomeInput } from "./grpo.ts";
 import { broadcast } from "./_layout.ts";
 import { returnsOf } from "./_returns.ts";
+import type { MaskMode } from "./returns.ts";
 import type { AdvantageOutput, TokenMatrix } from "./types.ts";
 import { whitenChecked } from "./_whiten.ts";
 
@@ -32,6 +45,8 @@ export interface ReinforcePlusPlusInput {
   responseMask: TokenMatrix;
   /** Discount γ in [0, 1] (default 1, veRL `algorithm.gamma`). */
   gamma?: number;
+  /** Scan over masked positions: `"skip"` (default, veRL) or `"reset"` (older veRL). */
+  maskMode?: MaskMode;
 }
 
 /** Input of {@link reinforcePlusPlusBaseline}. */
@@ -41,13 +56,13 @@ export type ReinforcePlusPlusBaselineInput = GroupOutcomeInput;
  * REINFORCE++ advantages:
  *
  * ```
- * G_t = r_t + γ·G_{t+1}     (reset at masked positions, veRL "reset after EOS")
+ * G_t = r_t + γ·G_{t+1}     (over valid tokens; carried across masked positions, 0 there)
  * A   = maskedWhiten(G)     (mean and unbiased variance over all valid tokens of the batch)
  * ```
  *
  * `returns` are the un-whitened `G`. Matches veRL `compute_reinforce_plus_plus_outcome_advantage`
- * (`algorithm.adv_estimator=reinforce_plus_plus`) on valid tokens; veRL's returns at masked
- * positions hold the masked reward, ours hold 0. Paper: arXiv 2501.03262.
+ * (`algorithm.adv_estimator=reinforce_plus_plus`), returns included; `maskMode: "reset"` gives
+ * older veRL's reset at masked positions instead. Paper: arXiv 2501.03262.
  *
  * @example Usage
  * ```ts
@@ -68,7 +83,8 @@ export function reinforcePlusPlus(input: ReinforcePlusPlusInput): AdvantageOutpu
   const mask = checkMask(owner, "responseMask", input.responseMask);
   const rewards = checkTokens(owner, "tokenRewards", input.tokenRewards, mask);
   const gamma = checkNumber(owner, "gamma", input.gamma ?? 1, { min: 0, max: 1 });
-  const returns = returnsOf(rewards, mask, gamma, "reset");
+  const mode = checkChoice(owner, "maskMode", input.maskMode ?? "skip", ["skip", "reset"]);
+  const returns = returnsOf(rewards, mask, gamma, mode);
   const advantages = whitenChecked(
     owner,
     { data: returns, batch: mask.batch, length: mask.length },
@@ -120,6 +136,13 @@ ESTIMATORS.register("reinforce_plus_plus", (x) =>
   reinforcePlusPlus({
     tokenRewards: x.tokenRewards,
     responseMask: x.responseMask,
+    ...pick(x, ["gamma"] as const),
+  }));
+ESTIMATORS.register("reinforce_plus_plus_reset", (x) =>
+  reinforcePlusPlus({
+    tokenRewards: x.tokenRewards,
+    responseMask: x.responseMask,
+    maskMode: "reset",
     ...pick(x, ["gamma"] as const),
   }));
 ESTIMATORS.register(

@@ -48,10 +48,11 @@ Deno.test("reinforce++ property: advantages have masked mean 0 over the batch", 
   );
 });
 
-Deno.test("reinforce++: larger random batch vs an independent reference", () => {
+Deno.test("reinforce++ (maskMode reset, older veRL): larger random batch vs an independent reference", () => {
   const b = randomBatch(7, 120, 25, { holes: true });
   const L = 25;
-  // returns with veRL's reset: scan forward-computed per row by explicit segments
+  // returns with older veRL's reset: scan forward-computed per row by explicit segments
+  // (the default, current veRL's carry across gaps, is checked in verl_parity_test.ts)
   const G = new Float64Array(120 * L);
   for (let i = 0; i < 120; i++) {
     for (let t = 0; t < L; t++) {
@@ -70,6 +71,7 @@ Deno.test("reinforce++: larger random batch vs an independent reference", () => 
     tokenRewards: b.tokenRewards,
     responseMask: b.mask,
     gamma: 0.99,
+    maskMode: "reset",
   });
   assertClose(out.returns, G, { rtol: 1e-11, atol: 1e-12 });
   assertClose(out.advantages, [...G].map((g, k) => (b.mask.data[k] ? (g - mu) / sd : 0)), {

@@ -4,13 +4,14 @@
  * Design: the two ways veRL treats a masked position inside a response are both offered,
  * because its estimators differ and we match each of them:
  *
- * - `maskMode: "reset"` (default; veRL `compute_reinforce_plus_plus_outcome_advantage`): the
- *   running return is zeroed at every masked position ("reset after EOS"), so a token only sees
- *   rewards up to the next masked position. With a mask that is 1s then 0s (single-turn RLVR)
- *   this is the plain discounted return of the response.
- * - `maskMode: "skip"` (veRL `compute_remax_outcome_advantage` and PRIME's reverse cumsum, and
- *   the GAE scan): masked positions are transparent; a valid token sees the return of the next
- *   valid token, and γ applies once per valid token.
+ * - `maskMode: "reset"` (default; older veRL `compute_reinforce_plus_plus_outcome_advantage`):
+ *   the running return is zeroed at every masked position ("reset after EOS"), so a token only
+ *   sees rewards up to the next masked position. With a mask that is 1s then 0s (single-turn
+ *   RLVR) this is the plain discounted return of the response.
+ * - `maskMode: "skip"` (current veRL `compute_reinforce_plus_plus_outcome_advantage`,
+ *   `compute_remax_outcome_advantage`, PRIME's reverse cumsum and the GAE scan): masked positions
+ *   are transparent; a valid token sees the return of the next valid token, and γ applies once
+ *   per valid token.
  *
  * Rewards under a 0 in the mask are never read (veRL expects zeros there), and the output is 0
  * at masked positions.
@@ -29,7 +30,7 @@ export type MaskMode = "reset" | "skip";
 export interface DiscountOptions {
   /** Discount factor γ in [0, 1] (default 1). */
   gamma?: number;
-  /** `"reset"` (default, veRL REINFORCE++) or `"skip"` (veRL ReMax / PRIME); see the module doc. */
+  /** `"reset"` (default, older veRL REINFORCE++) or `"skip"` (veRL REINFORCE++, ReMax, PRIME); see the module doc. */
   maskMode?: MaskMode;
 }
 

@@ -1,6 +1,7 @@
 /**
- * Masked statistics over the valid tokens of a batch: mean, variance and whitening, as veRL's
- * `verl.utils.torch_functional.masked_mean`, `masked_var` and `masked_whiten`.
+ * Masked statistics over the valid tokens of a batch: sum, mean (whole batch or per row),
+ * variance and whitening, as veRL's `verl.utils.torch_functional.masked_sum`, `masked_mean`,
+ * `masked_var` and `masked_whiten`.
  *
  * Design: the variance is **unbiased** by default (Bessel's `N/(N−1)` with `N = Σ m`), exactly
  * as veRL's `masked_var(unbiased=True)`, which `masked_whiten` uses; fewer than two valid
@@ -45,6 +46,56 @@ export function maskedMean(values: TokenMatrix, mask: TokenMatrix): number {
   const m = checkMask("maskedMean", "mask", mask);
   checkTokens("maskedMean", "values", values, m, "mask");
   return meanOf("maskedMean", values, m);
+}
+
+/**
+ * Masked sum `Σ m·v` over all valid tokens of the batch (veRL `masked_sum` with no axis);
+ * values under a 0 of the mask are never read. 0 when the mask selects nothing.
+ *
+ * @example Usage
+ * ```ts
+ * import { fromRows, maskedSum } from "@rlvr/advantage";
+ * import assert from "node:assert/strict";
+ * assert.equal(maskedSum(fromRows([[1, 3, NaN], [2, 0, 0]]), fromRows([[1, 1, 0], [1, 0, 0]])), 6);
+ * ```
+ */
+export function maskedSum(values: TokenMatrix, mask: TokenMatrix): number {
+  const m = checkMask("maskedSum", "mask", mask);
+  checkTokens("maskedSum", "values", values, m, "mask");
+  let s = 0;
+  for (let k = 0; k < m.data.length; k++) if (m.data[k] === 1) s += values.data[k]!;
+  return s;
+}
+
+/**
+ * Per-row masked means `Σ_t m·v / Σ_t m`, one per row (veRL `masked_mean(values, mask, axis=-1)`);
+ * 0 for a row the mask leaves empty (veRL: `0 / (0 + 1e-8)`, also 0).
+ *
+ * @example Usage
+ * ```ts
+ * import { fromRows, maskedRowMeans } from "@rlvr/advantage";
+ * import assert from "node:assert/strict";
+ * const v = fromRows([[1, 3, 100], [5, 5, 5]]);
+ * assert.deepEqual([...maskedRowMeans(v, fromRows([[1, 1, 0], [0, 0, 0]]))], [2, 0]);
+ * ```
+ */
+export function maskedRowMeans(values: TokenMatrix, mask: TokenMatrix): Float64Array {
+  const m = checkMask("maskedRowMeans", "mask", mask);
+  checkTokens("maskedRowMeans", "values", values, m, "mask");
+  const out = new Float64Array(m.batch);
+  for (let i = 0; i < m.batch; i++) {
+    let s = 0;
+    let n = 0;
+    for (let t = 0; t < m.length; t++) {
+      const k = i * m.length + t;
+      if (m.data[k] === 1) {
+        s += values.data[k]!;
+        n++;
+      }
+    }
+    out[i] = n > 0 ? s / n : 0;
+  }
+  return out;
 }
 
 /**

@@ -5,6 +5,7 @@
  * | mode                      | formula                                        | matches                                             |
  * | ------------------------- | ---------------------------------------------- | --------------------------------------------------- |
  * | `token-mean`              | `Σᵢₜ ℓm / N_tok`                                | veRL default; TRL `bnpo`, `dapo` (global N_tok)      |
+ * | `token-sum`               | `Σᵢₜ ℓm`                                        | veRL `token-sum` (no normaliser; ignores the counts) |
  * | `seq-mean-token-mean`     | `(1/N_seq) Σᵢ (Σₜ ℓm / Σₜ m)`                    | GRPO (arXiv 2402.03300), GSPO; TRL `grpo`           |
  * | `seq-mean-token-sum`      | `(1/N_seq) Σᵢ Σₜ ℓm`                             | veRL `seq-mean-token-sum`                           |
  * | `seq-mean-token-sum-norm` | `(1/N_seq) Σᵢ Σₜ ℓm / L`                         | Dr. GRPO (arXiv 2503.20783); TRL `dr_grpo`          |
@@ -64,6 +65,11 @@ function tokenMean(loss: Tensor, mask: Tensor, options: AggregationOptions): Ten
 }
 AGGREGATIONS.register("token-mean", tokenMean);
 
+function tokenSum(loss: Tensor, mask: Tensor): Tensor {
+  return loss.mul(mask).sum();
+}
+AGGREGATIONS.register("token-sum", tokenSum);
+
 function seqMeanTokenSum(loss: Tensor, mask: Tensor, options: AggregationOptions): Tensor {
   const { sums, lens } = seqParts(loss, mask);
   const n = denominator(options.globalSequences, () => nonEmpty(lens).sum(), "globalSequences");
@@ -100,9 +106,9 @@ AGGREGATIONS.register("seq-mean-token-sum-norm", seqMeanTokenSumNorm);
  * import { aggregate, registerAggregation } from "@rlvr/objectives";
  * import { tensor } from "@rlvr/tensor";
  * import assert from "node:assert/strict";
- * registerAggregation("token-sum-doc", (loss, mask) => loss.mul(mask).sum());
- * const out = aggregate(tensor([[1, 2], [3, 4]]), tensor([[1, 1], [1, 0]]), "token-sum-doc");
- * assert.equal(await out.item(), 6);
+ * registerAggregation("token-max-doc", (loss, mask) => loss.mul(mask).max());
+ * const out = aggregate(tensor([[1, 2], [3, 4]]), tensor([[1, 1], [1, 0]]), "token-max-doc");
+ * assert.equal(await out.item(), 3);
  * ```
  */
 export function registerAggregation(
@@ -159,6 +165,7 @@ export function getAggregation(name: AggregationMode | string): AggregationFn {
  * const loss = tensor([[1, 2, 3], [4, 0, 0]]);
  * const mask = tensor([[1, 1, 1], [1, 0, 0]]);
  * assert.equal(await aggregate(loss, mask, "token-mean").item(), 10 / 4);
+ * assert.equal(await aggregate(loss, mask, "token-sum").item(), 10);
  * assert.equal(await aggregate(loss, mask, "seq-mean-token-mean").item(), (2 + 4) / 2);
  * assert.equal(await aggregate(loss, mask, "seq-mean-token-sum").item(), (6 + 4) / 2);
  * const norm = await aggregate(loss, mask, "seq-mean-token-sum-norm").item();

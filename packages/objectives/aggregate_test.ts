@@ -119,7 +119,7 @@ Deno.test("aggregate: random case against the plain-loop reference, and its grad
 Deno.test("aggregate: errors name the argument and list valid modes", () => {
   assert.throws(
     () => aggregate(t([[1]]), t([[1]]), "mean"),
-    /^RangeError: unknown aggregation mode "mean"; valid keys: token-mean, seq-mean-token-sum, seq-mean-token-mean, seq-mean-token-sum-norm/,
+    /^RangeError: unknown aggregation mode "mean"; valid keys: token-mean, token-sum, seq-mean-token-sum, seq-mean-token-mean, seq-mean-token-sum-norm/,
   );
   assert.throws(() => getAggregation("x"), /valid keys/);
   assert.throws(

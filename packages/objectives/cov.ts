@@ -19,7 +19,9 @@
  * Design decisions: selection runs on the device by bisection (see `_select.ts`), so ties at the
  * k-th covariance are all selected where `torch.topk` keeps exactly k. Clip-Cov's random choice
  * takes the k candidates with the largest seeded uniform keys (`seed` option) instead of
- * `torch.randperm`: the same distribution (a uniform k-subset), a different stream. Extra
+ * `torch.randperm`: the same distribution (a uniform k-subset), a different stream. To reproduce
+ * one veRL draw exactly, pass the permutation `torch.randperm(n)` returned as `covPermutation`
+ * (`n` = the number of candidates; the candidates are ordered row-major, as `torch.nonzero`). Extra
  * metrics: `cov_selected_frac` (veRL's Clip-Cov `pg_clipfrac`) and, for KL-Cov, `ppo_kl_abs`
  * (veRL's KL-Cov `ppo_kl`, the masked mean of `|log r|`).
  *
@@ -27,7 +29,7 @@
  */
 
 import { POLICY_LOSSES } from "./_policy_losses.ts";
-import { noGrad, rand, type RandomOptions, type Tensor, where } from "@rlvr/tensor";
+import { noGrad, rand, type RandomOptions, type Tensor, tensor, where } from "@rlvr/tensor";
 import { topKMask } from "./_select.ts";
 import { and, checkNumber, maskedMean } from "./_util.ts";
 import {
@@ -69,6 +71,7 @@ function clipCovCore(ctx: PolicyLossContext): PolicyLossTerms {
     const n = ctx.mask.sum();
     const clipNum = floorOf(n.mul(o.covRatio ?? 2e-4)).clamp(1);
     const k = clipNum.minimum(candidates.cast("f32").sum());
+    if (o.covPermutation !== undefined) return permutationMask(candidates, k, o.covPermutation);
     const randomOptions: RandomOptions = { backend: ctx.logProbs.backend };
     if (o.seed !== undefined) randomOptions.seed = o.seed;
     const keys = rand([...ctx.logProbs.shape], randomOptions);
@@ -85,6 +88,25 @@ function clipCovCore(ctx: PolicyLossContext): PolicyLossTerms {
       metrics: { cov_selected_frac: maskedMean(selected, ctx.mask) },
     };
   });
+}
+
+/**
+ * veRL's choice with a given `torch.randperm` result `perm` over the candidates in row-major
+ * order: the candidate of rank r is selected iff r is among `perm[0..k−1]`. On the device: the
+ * rank comes from a cumulative sum, its position in `perm` from the inverse permutation.
+ */
+function permutationMask(candidates: Tensor, k: Tensor, perm: ArrayLike<number>): Tensor {
+  const shape = [...candidates.shape];
+  const flat = candidates.cast("f32").reshape(shape[0]! * shape[1]!);
+  const n = perm.length;
+  if (n === 0) return flat.mul(0).reshape(...shape);
+  const inverse = new Array<number>(n);
+  for (let j = 0; j < n; j++) inverse[perm[j]!] = j;
+  const inv = tensor(inverse, { backend: candidates.backend });
+  const rank = flat.cumsum(0).sub(1);
+  const position = inv.indexSelect(0, rank.clamp(0, n - 1).cast("i32"));
+  const chosen = and(and(flat.gt(0), rank.lt(n)), position.lt(k));
+  return chosen.cast("f32").reshape(...shape);
 }
 
 function klCovCore(ctx: PolicyLossContext): PolicyLossTerms {
@@ -119,15 +141,35 @@ function checkCov(name: string, o: ResolvedPolicyLossOptions, bounds: boolean): 
       );
     }
     if (o.seed !== undefined) checkNumber(name, "seed", o.seed);
+    if (o.covPermutation !== undefined) checkPermutation(name, o.covPermutation);
   } else {
     checkNumber(name, "klCovCoef", o.klCovCoef ?? 1, { min: 0 });
+  }
+}
+
+function checkPermutation(name: string, perm: unknown): void {
+  const p = perm as ArrayLike<number>;
+  if (typeof perm !== "object" || perm === null || typeof p.length !== "number") {
+    throw new TypeError(`${name}: covPermutation must be an array of integers, got ${perm}`);
+  }
+  const seen = new Uint8Array(p.length);
+  for (let j = 0; j < p.length; j++) {
+    const v = p[j]!;
+    if (!Number.isInteger(v) || v < 0 || v >= p.length || seen[v]) {
+      throw new RangeError(
+        `${name}: covPermutation must be a permutation of 0..${
+          p.length - 1
+        }, got ${v} at position ${j}`,
+      );
+    }
+    seen[v] = 1;
   }
 }
 
 /**
  * `clip_cov`: PPO clip with covariance-selected tokens detached (arXiv 2505.22617; veRL
  * `compute_policy_loss_clip_cov`). Options: `clipRatio*` (0.2), `covRatio` (2e-4),
- * `covLowerBound` (1), `covUpperBound` (5), `seed`.
+ * `covLowerBound` (1), `covUpperBound` (5), `seed` or `covPermutation`.
  *
  * @example Usage
  * ```ts

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { gradcheck } from "@rlvr/tensor/testing";
-import { gspoLoss, gspoTokenLoss } from "./gspo.ts";
+import { gspoSeqLoss, gspoTokenLoss } from "./gspo.ts";
 import { disposeMetrics, readMetrics } from "./metrics.ts";
 import {
   aggRef,
@@ -45,7 +45,7 @@ function gspoTokenRef(c: Case, low: number, high: number) {
   };
 }
 
-Deno.test("gspo: golden case by hand", async () => {
+Deno.test("gspo_seq: golden case by hand", async () => {
   // Row 0: log-ratios 0.2 and −0.1 → s = exp(0.05) = 1.05127; A = 1; ε = (0.2, 0.04)
   //   → max(−1.05127, −1.04) = −1.04 (clipped high, no gradient)
   // Row 1: log-ratio −0.05 on its single valid token → s = e^{−0.05} = 0.951229; A = −2
@@ -54,7 +54,7 @@ Deno.test("gspo: golden case by hand", async () => {
   // seq-mean-token-mean = (−1.04 + 1.92 − 1.0100502)/3
   const logp = t([[-1, -1], [-1, -1], [-1, -1]], true);
   const old = t([[-1.2, -0.9], [-0.95, -7], [-1.01, -7]]);
-  const { loss, metrics } = gspoLoss({
+  const { loss, metrics } = gspoSeqLoss({
     logProbs: logp,
     oldLogProbs: old,
     advantages: t([[1, 1], [-2, -2], [1, 1]]),
@@ -118,10 +118,10 @@ Deno.test("gspo_token: golden case by hand", async () => {
   near(g[1]!, Math.exp(0.1) / 2, 1e-12);
 });
 
-Deno.test("gspo: random case (per-token advantages) against the plain-loop reference", async () => {
+Deno.test("gspo_seq: random case (per-token advantages) against the plain-loop reference", async () => {
   const c = randomCase(32, 8, 12, { spread: 0.3, emptyRow: true });
   for (const [low, high] of [[3e-4, 4e-4], [0.05, 0.1]] as const) {
-    const { loss, metrics } = gspoLoss(inputsOf(c), { clipRatioLow: low, clipRatioHigh: high });
+    const { loss, metrics } = gspoSeqLoss(inputsOf(c), { clipRatioLow: low, clipRatioHigh: high });
     near(await loss.item(), gspoSeqRef(c, low, high), 1e-12);
     disposeMetrics(metrics);
   }
@@ -140,7 +140,7 @@ Deno.test("gspo_token: random case against the plain-loop veRL reference", async
   }
 });
 
-Deno.test("gspo and gspo_token agree in value and gradient with sequence advantages (property)", async () => {
+Deno.test("gspo_seq and gspo_token agree in value and gradient with sequence advantages (property)", async () => {
   await fc.assert(
     fc.asyncProperty(
       fc.integer({ min: 1, max: 4 }),
@@ -151,7 +151,7 @@ Deno.test("gspo and gspo_token agree in value and gradient with sequence advanta
         const c = randomCase(seed, b, tLen, { seqAdv: true, spread: 0.3 });
         const a = inputsOf(c);
         const bIn = inputsOf(c);
-        const seqOut = gspoLoss(a, { clipRatio: eps });
+        const seqOut = gspoSeqLoss(a, { clipRatio: eps });
         const tokOut = gspoTokenLoss(bIn, { clipRatio: eps });
         near(await seqOut.loss.item(), await tokOut.loss.item(), 1e-12);
         seqOut.loss.backward();
@@ -167,11 +167,11 @@ Deno.test("gspo and gspo_token agree in value and gradient with sequence advanta
   );
 });
 
-Deno.test("gspo / gspo_token: gradcheck away from the clip boundaries", async () => {
+Deno.test("gspo_seq / gspo_token: gradcheck away from the clip boundaries", async () => {
   // GSPO-token's stop-gradients make its gradient differ from the derivative of its value unless
   // the advantages are constant per sequence; then both equal GSPO's, which has no stop-gradient.
   const c = randomCase(8, 3, 4, { spread: 0.3, seqAdv: true });
-  for (const fn of [gspoLoss, gspoTokenLoss]) {
+  for (const fn of [gspoSeqLoss, gspoTokenLoss]) {
     const rest = inputsOf(c);
     await gradcheck((x) => {
       const { loss, metrics } = fn({ ...rest, logProbs: x }, { clipRatio: 0.5 });
@@ -181,11 +181,11 @@ Deno.test("gspo / gspo_token: gradcheck away from the clip boundaries", async ()
   }
 });
 
-Deno.test("gspo: defaults are the paper's clip range and seq-mean-token-mean", async () => {
+Deno.test("gspo_seq: defaults are the paper's clip range and seq-mean-token-mean", async () => {
   const c = randomCase(4, 4, 5, { spread: 0.001, seqAdv: true });
   const ref = gspoTokenRef(c, 3e-4, 4e-4);
-  near(await gspoLoss(inputsOf(c)).loss.item(), ref.loss, 1e-12);
+  near(await gspoSeqLoss(inputsOf(c)).loss.item(), ref.loss, 1e-12);
   // caller's clipRatio overrides the loss defaults
   const wide = gspoTokenRef(c, 0.2, 0.2);
-  near(await gspoLoss(inputsOf(c), { clipRatio: 0.2 }).loss.item(), wide.loss, 1e-12);
+  near(await gspoSeqLoss(inputsOf(c), { clipRatio: 0.2 }).loss.item(), wide.loss, 1e-12);
 });

@@ -11,11 +11,11 @@
  * | `abs`                   | `\|d\|`                        | `abs`             |
  * | `k2`, `mse`             | `½ d²`                         | `mse`, `k2`       |
  * | `k3`, `low_var_kl`      | `clamp(r − 1 − log r, −10, 10)`, `log r` clamped to ±20 first | `low_var_kl`, `k3` |
- * | `k3+`, `low_var_kl+`    | value of k3, gradient of k2 (straight-through) | `low_var_kl+`, `k3+` |
+ * | `k1+`, `kl+`, `abs+`, `k2+`, `mse+`, `k3+`, `low_var_kl+` | value of the estimator without `+`, gradient of k2 (straight-through) | the same keys |
  *
  * k3 is unbiased for KL(π_θ‖π_ref) under samples of π_θ, non-negative and low-variance; k1 is
  * unbiased but can be negative; k2 has the gradient of the true KL in expectation, hence the
- * straight-through "+" variants. Design decision: the clamps of veRL `kl_penalty` (±20 before
+ * straight-through "+" variants (`k2+`/`mse+` are k2 in value and gradient). Design decision: the clamps of veRL `kl_penalty` (±20 before
  * the exponential, [−10, 10] after) are kept, so the numbers match veRL and TRL (which computes
  * the same k3 without the clamps) wherever the clamps are inactive.
  *
@@ -51,13 +51,18 @@ function k3(d: Tensor): Tensor {
 KL_ESTIMATORS.register("k3", k3);
 KL_ESTIMATORS.register("low_var_kl", k3);
 
-/** Value of k3, gradient of k2 (straight-through). */
-function k3Plus(d: Tensor): Tensor {
-  const sq = k2(d);
-  return sq.sub(sq.detach()).add(k3(d).detach());
+/** The straight-through form of `base`: its value, the gradient of k2 (veRL's final `+`). */
+function straightThrough(base: (d: Tensor) => Tensor): (d: Tensor) => Tensor {
+  return (d) => {
+    const sq = k2(d);
+    return sq.sub(sq.detach()).add(base(d).detach());
+  };
 }
-KL_ESTIMATORS.register("k3+", k3Plus);
-KL_ESTIMATORS.register("low_var_kl+", k3Plus);
+// veRL strips the "+" to compute the value and binds the gradient of k2 to it; for "k2+" and
+// "mse+" that is k2 itself (value and gradient).
+for (const key of ["k1", "kl", "abs", "k2", "mse", "k3", "low_var_kl"] as const) {
+  KL_ESTIMATORS.register(`${key}+`, straightThrough(KL_ESTIMATORS.get(key)));
+}
 
 /**
  * The KL estimator keys accepted by {@link klPenalty} (veRL's names included).

@@ -130,7 +130,7 @@ Deno.test("klLoss and applyKlPenalty: golden values and the veRL current_kl", as
 Deno.test("klPenalty: unknown estimators and bad arguments throw with the valid names", () => {
   assert.throws(
     () => klPenalty(t([[0]]), t([[0]]), "k4" as KlEstimator),
-    /^RangeError: unknown KL estimator "k4"; valid keys: k1, kl, abs, k2, mse, k3, low_var_kl, k3\+, low_var_kl\+ \(did you mean "k1"\?\)$/,
+    /^RangeError: unknown KL estimator "k4"; valid keys: k1, kl, abs, k2, mse, k3, low_var_kl, k1\+, kl\+, abs\+, k2\+, mse\+, k3\+, low_var_kl\+ \(did you mean "k1"\?\)$/,
   );
   assert.throws(
     () => klPenalty(t([[0, 0]]), t([[0]])),

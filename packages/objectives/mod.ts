@@ -2,10 +2,10 @@
  * @module
  *
  * `@rlvr/objectives`: policy losses for RL of reasoning language models (PPO clip with
- * clip-higher and dual-clip, GSPO, CISPO, GPPO, GMPO, SAPO, Clip-Cov, KL-Cov, REINFORCE/NSR),
- * off-policy corrections (TIS, decoupled PPO, rejection, OPSM), KL estimators and controllers,
- * entropy terms, loss aggregation modes, the PPO value loss, SFT and DPO, built on
- * `@rlvr/tensor` autograd.
+ * clip-higher and dual-clip, GSPO, CISPO, GPPO, GMPO, SAPO, Clip-Cov, KL-Cov, REINFORCE/NSR,
+ * DPPO, DRO, veRL's bypass mode), off-policy corrections (TIS, decoupled PPO, rejection, OPSM),
+ * KL estimators and controllers, entropy terms, loss aggregation modes and masked reductions, the
+ * PPO value loss, SFT and DPO, built on `@rlvr/tensor` autograd.
  *
  * Design: every loss takes `[B, T]` tensors and returns `{ loss, metrics }`, a scalar loss to
  * back-propagate and scalar metric tensors, computed inside one `tidy` so nothing else survives,
@@ -57,6 +57,10 @@ export * from "./gmpo.ts";
 export * from "./sapo.ts";
 export * from "./cov.ts";
 export * from "./reinforce.ts";
+export * from "./dppo.ts";
+export * from "./dro.ts";
+export * from "./bypass.ts";
+export * from "./masked.ts";
 export * from "./off_policy.ts";
 export * from "./kl.ts";
 export * from "./kl_controller.ts";

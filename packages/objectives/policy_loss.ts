@@ -11,7 +11,10 @@
  * `loss = agg(ℓ·w·e·o, m) + β·agg(kl(π_θ, π_ref), m) − α·agg(H, m)`
  *
  * as veRL's actor does (`pg_loss * rollout_is_weights`, then `+ kl_loss_coef·kl_loss` and
- * `− entropy_coeff·entropy_loss`, all with `loss_agg_mode`).
+ * `− entropy_coeff·entropy_loss`, all with `loss_agg_mode`). A loss may force the aggregation of
+ * its first term (veRL's `gspo`, `sapo` and `geo_mean` ignore `loss_agg_mode`), apply the weights
+ * `w` itself (`geo_mean` takes their per-sequence geometric mean) or narrow the mask of its first
+ * term (`bypass_mode`'s rejection sampling); see {@link PolicyLossDefinition}.
  *
  * Design decisions:
  * - Everything runs inside one `tidy`; only the loss and the metric tensors survive, and the
@@ -31,7 +34,7 @@
  */
 
 import { noGrad, type Tensor, tidy, zeros } from "@rlvr/tensor";
-import { getAggregation } from "./aggregate.ts";
+import { type AggregationFn, getAggregation } from "./aggregate.ts";
 import { highEntropyMask, tokenEntropy } from "./entropy.ts";
 import { KL_ESTIMATORS } from "./_kl_estimators.ts";
 import { klPenalty } from "./kl.ts";
@@ -89,6 +92,9 @@ export const POLICY_LOSS_OPTION_KEYS: readonly (keyof PolicyLossOptions)[] = [
   "covUpperBound",
   "klCovCoef",
   "seed",
+  "covPermutation",
+  "droBeta",
+  "bypass",
   "positiveWeight",
   "negativeWeight",
   "klCoef",
@@ -133,6 +139,13 @@ export interface PolicyLossContext {
   readonly mask: Tensor;
   /** `[B, T]` per-token entropy (0 on masked positions), or null. */
   readonly entropy: Tensor | null;
+  /**
+   * `[B, T]` importance weights (the product of the `isWeights` input and the `offPolicy.tis` /
+   * `offPolicy.decoupled` weights, 0 on masked positions, no gradient), or null when there are
+   * none. Only given to a loss whose definition sets `ownsWeights` (it applies them itself);
+   * every other loss gets null and the frame multiplies its per-token loss by them.
+   */
+  readonly weights: Tensor | null;
   /** The options with the loss's defaults applied. */
   readonly options: ResolvedPolicyLossOptions;
 }
@@ -154,6 +167,12 @@ export interface PolicyLossTerms {
   clippedDual?: Tensor;
   /** Extra scalar metrics of this loss (compute them without gradient). */
   metrics?: Metrics;
+  /**
+   * `[B, T]` f32 0/1: the mask the policy-gradient term is aggregated over and the common
+   * metrics are taken on, when the loss narrows the response mask itself (veRL `bypass_mode`'s
+   * rejection sampling); default the frame's mask. The KL and entropy terms keep the frame's.
+   */
+  mask?: Tensor;
 }
 
 /** The loss-specific part of a policy loss: per-token loss and indicators from the context. */
@@ -167,6 +186,19 @@ export interface PolicyLossDefinition {
   requiresOld?: boolean;
   /** Extra option checks; throw naming the option and the value. */
   validate?: (options: ResolvedPolicyLossOptions) => void;
+  /**
+   * Aggregation of the policy-gradient term that this loss forces whatever `aggregation` says:
+   * a registered key (veRL's `gspo` and `sapo` force `seq-mean-token-mean`, still with the
+   * global counts) or a function (veRL's `geo_mean` takes a plain mean over all rows). The KL
+   * and entropy terms keep `options.aggregation`, as veRL's actor does. Default: none.
+   */
+  aggregation?: string | AggregationFn;
+  /**
+   * Whether the core applies the importance weights itself (it receives them as
+   * `ctx.weights`; veRL's `geo_mean` takes their per-sequence geometric mean, `bypass_mode`
+   * ignores them). Default false: the frame multiplies the per-token loss by them.
+   */
+  ownsWeights?: boolean;
 }
 
 /**
@@ -203,6 +235,12 @@ export function definePolicyLoss(
     checkInputs(name, inputs, resolved, definition.requiresOld ?? true);
     definition.validate?.(resolved);
     const aggregateFn = getAggregation(resolved.aggregation);
+    const forced = definition.aggregation;
+    const pgAggregateFn = forced === undefined
+      ? aggregateFn
+      : typeof forced === "string"
+      ? getAggregation(forced)
+      : forced;
     const aggOptions: AggregationOptions = {};
     if (resolved.globalTokens !== undefined) aggOptions.globalTokens = resolved.globalTokens;
     if (resolved.globalSequences !== undefined) {
@@ -212,6 +250,7 @@ export function definePolicyLoss(
       aggOptions.lossScaleFactor = resolved.lossScaleFactor;
     }
     const agg = (x: Tensor, m: Tensor) => aggregateFn(x, m, aggOptions);
+    const ownsWeights = definition.ownsWeights ?? false;
 
     return tidy(() => {
       const metrics: Metrics = {};
@@ -238,6 +277,23 @@ export function definePolicyLoss(
         (inputs.logits === undefined ? undefined : tokenEntropy(inputs.logits));
       const entropy = rawEntropy === undefined ? null : zeroMasked(rawEntropy, valid);
 
+      // Importance weights: the isWeights input, TIS and decoupled weights (all without
+      // gradient), multiplied into the per-token loss unless the loss applies them itself.
+      let weights: Tensor | null = inputs.isWeights === undefined
+        ? null
+        : zeroMasked(inputs.isWeights.detach(), valid);
+      const times = (w: Tensor) => (weights = weights === null ? w : weights.mul(w));
+      if (off.tis !== undefined) {
+        const tis = truncatedImportanceWeights(old!, inputs.rolloutLogProbs!, valid, off.tis);
+        Object.assign(metrics, tis.metrics);
+        times(tis.weights);
+      }
+      if (off.decoupled !== undefined) {
+        const dec = decoupledImportanceWeights(old!, inputs.rolloutLogProbs!, valid, off.decoupled);
+        Object.assign(metrics, dec.metrics);
+        times(dec.weights);
+      }
+
       const terms = core({
         name,
         logProbs,
@@ -246,22 +302,11 @@ export function definePolicyLoss(
         valid,
         mask,
         entropy,
+        weights: ownsWeights ? weights : null,
         options: resolved,
       });
       let perToken = terms.perToken;
-      if (inputs.isWeights !== undefined) {
-        perToken = perToken.mul(zeroMasked(inputs.isWeights.detach(), valid));
-      }
-      if (off.tis !== undefined) {
-        const tis = truncatedImportanceWeights(old!, inputs.rolloutLogProbs!, valid, off.tis);
-        Object.assign(metrics, tis.metrics);
-        perToken = perToken.mul(tis.weights);
-      }
-      if (off.decoupled !== undefined) {
-        const dec = decoupledImportanceWeights(old!, inputs.rolloutLogProbs!, valid, off.decoupled);
-        Object.assign(metrics, dec.metrics);
-        perToken = perToken.mul(dec.weights);
-      }
+      if (weights !== null && !ownsWeights) perToken = perToken.mul(weights);
       if (off.sequenceMaskThreshold !== undefined) {
         const opsm = offPolicySequenceMask(
           inputs.logProbs,
@@ -280,7 +325,9 @@ export function definePolicyLoss(
         perToken = perToken.mul(keep);
       }
 
-      const pgLoss = agg(perToken, mask);
+      const pgMask = terms.mask ?? mask;
+      const pgValid = terms.mask === undefined ? valid : pgMask.gt(0);
+      const pgLoss = pgAggregateFn(perToken, pgMask, aggOptions);
       let loss = pgLoss;
       const klCoef = resolved.klCoef ?? 0;
       if (klCoef > 0) {
@@ -299,7 +346,7 @@ export function definePolicyLoss(
       const logRatio = terms.logRatio?.detach() ??
         noGrad(() => (old === null ? logProbs.mul(0) : logProbs.sub(old)));
       const ratio = logRatio.exp();
-      const frac = (x: Tensor | undefined) => (x === undefined ? zero() : maskedFraction(x, mask));
+      const frac = (x: Tensor | undefined) => x === undefined ? zero() : maskedFraction(x, pgMask);
       const low = frac(terms.clippedLow);
       const high = frac(terms.clippedHigh);
       Object.assign(metrics, {
@@ -308,11 +355,11 @@ export function definePolicyLoss(
         clipfrac_low: low,
         clipfrac_high: high,
         clipfrac_dual: frac(terms.clippedDual),
-        ppo_kl: maskedMean(logRatio.neg(), mask),
-        ratio_mean: maskedMean(ratio, mask),
-        ratio_min: maskedMin(ratio, valid),
-        ratio_max: maskedMax(ratio, valid),
-        masked_frac: mask.sum().div(-total).add(1),
+        ppo_kl: maskedMean(logRatio.neg(), pgMask),
+        ratio_mean: maskedMean(ratio, pgMask),
+        ratio_min: maskedMin(ratio, pgValid),
+        ratio_max: maskedMax(ratio, pgValid),
+        masked_frac: pgMask.sum().div(-total).add(1),
       });
       if (entropy !== null) metrics.entropy = maskedMean(entropy.detach(), mask);
       for (const [key, value] of Object.entries(terms.metrics ?? {})) {

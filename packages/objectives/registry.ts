@@ -1,27 +1,34 @@
 /**
  * The policy-loss registry: losses by key, as veRL's `POLICY_LOSS_REGISTRY`
- * (`actor.policy_loss.loss_mode`), with veRL's names where veRL has the loss.
+ * (`actor.policy_loss.loss_mode`). Every veRL key means what it means in veRL's `core_algos.py`
+ * (commit 1dda039b), forced aggregations and degenerate cases included; our variants have keys of
+ * their own.
  *
- * | key                  | loss                                        | veRL `loss_mode`          |
- * | -------------------- | ------------------------------------------- | ------------------------- |
- * | `vanilla`            | PPO clip, clip-higher, dual-clip            | `vanilla`                 |
- * | `decoupled_ppo`      | PPO vs proximal policy × behaviour weight   | — (AReaL decoupled loss)  |
- * | `gspo`               | GSPO, sequence-level ratio                  | —                         |
- * | `gspo_token`         | GSPO-token                                  | `gspo`                    |
- * | `cispo`              | clipped stop-gradient IS weight             | `cispo`                   |
- * | `gppo`               | gradient-preserving clip                    | — (Klear-Reasoner)        |
- * | `gmpo`, `geo_mean`   | geometric-mean PO                           | `geo_mean`                |
- * | `sapo`               | soft adaptive gate                          | `sapo`                    |
- * | `clip_cov`           | Clip-Cov                                    | `clip_cov`                |
- * | `kl_cov`             | KL-Cov                                      | `kl_cov`                  |
- * | `reinforce`, `gpg`   | `−A·log π`                                  | `gpg`                     |
- * | `nsr`, `psr`, `w_reinforce` | sign-split REINFORCE                 | —                         |
+ * | key                  | loss                                                  | veRL `loss_mode`          |
+ * | -------------------- | ----------------------------------------------------- | ------------------------- |
+ * | `vanilla`            | PPO clip, clip-higher, dual-clip                      | `vanilla`                 |
+ * | `decoupled_ppo`      | PPO vs proximal policy × behaviour weight             | — (AReaL decoupled loss)  |
+ * | `gspo`               | GSPO-token, `seq-mean-token-mean` always              | `gspo`                    |
+ * | `gspo_token`         | GSPO-token, any aggregation, paper's clip             | — (ours)                  |
+ * | `gspo_seq`           | GSPO, sequence-level ratio                            | — (ours)                  |
+ * | `cispo`              | clipped stop-gradient IS weight                       | `cispo`                   |
+ * | `gppo`               | gradient-preserving clip                              | — (Klear-Reasoner)        |
+ * | `geo_mean`           | GMPO, mean over all rows, geometric-mean IS weights   | `geo_mean`                |
+ * | `gmpo`               | GMPO, any aggregation, token IS weights               | — (ours)                  |
+ * | `sapo`               | soft adaptive gate, `seq-mean-token-mean` always      | `sapo`                    |
+ * | `sapo_agg`           | soft adaptive gate, any aggregation                   | — (ours)                  |
+ * | `clip_cov`           | Clip-Cov                                              | `clip_cov`                |
+ * | `kl_cov`             | KL-Cov                                                | `kl_cov`                  |
+ * | `reinforce`, `gpg`   | `−A·log π`                                            | `gpg`                     |
+ * | `nsr`, `psr`, `w_reinforce` | sign-split REINFORCE                           | —                         |
+ * | `dppo_tv`, `dppo_kl` | divergence trust region, truncated-IS REINFORCE       | `dppo_tv`, `dppo_kl`      |
+ * | `dro`                | `−(A·log π − ½β·log²r)`                               | `dro`                     |
+ * | `bypass_mode`        | PPO clip or IS-weighted REINFORCE vs π_rollout        | `bypass_mode`             |
  *
  * Design decisions:
- * - veRL's `gspo` mode computes the token form of GSPO; here `gspo` is the sequence-level
- *   objective as the paper writes it and `gspo_token` is veRL's (they agree in value and
- *   gradient when advantages are constant per sequence, which is how GRPO-style advantages are
- *   built).
+ * - A veRL key keeps veRL's numbers even where they are arguably a bug (`geo_mean` counts fully
+ *   masked rows in its mean); the files document each such case and offer our form under its
+ *   own key.
  * - The keys live in one `Registry` of `@rlvr/common` (its key rule, its errors, registration
  *   order). Each built-in loss registers itself at the end of its own file, beside its math;
  *   the list of those files is at the end of this module, so adding a loss is one new file and
@@ -128,3 +135,6 @@ import "./gmpo.ts";
 import "./sapo.ts";
 import "./cov.ts";
 import "./reinforce.ts";
+import "./dppo.ts";
+import "./dro.ts";
+import "./bypass.ts";

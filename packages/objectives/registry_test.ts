@@ -15,11 +15,13 @@ const BUILT_IN = [
   "decoupled_ppo",
   "gspo",
   "gspo_token",
+  "gspo_seq",
   "cispo",
   "gppo",
   "gmpo",
   "geo_mean",
   "sapo",
+  "sapo_agg",
   "clip_cov",
   "kl_cov",
   "reinforce",
@@ -27,6 +29,10 @@ const BUILT_IN = [
   "nsr",
   "psr",
   "w_reinforce",
+  "dppo_tv",
+  "dppo_kl",
+  "dro",
+  "bypass_mode",
 ];
 
 const COMMON_METRICS = [
@@ -44,7 +50,8 @@ const COMMON_METRICS = [
 
 Deno.test("registry: built-in keys, aliases, unknown keys list the valid ones", () => {
   for (const key of BUILT_IN) assert.ok(policyLossNames().includes(key), key);
-  assert.equal(getPolicyLoss("geo_mean"), getPolicyLoss("gmpo"));
+  // veRL's geo_mean (mean over all rows) is not our gmpo (aggregation-driven)
+  assert.notEqual(getPolicyLoss("geo_mean"), getPolicyLoss("gmpo"));
   assert.equal(getPolicyLoss("gpg"), getPolicyLoss("reinforce"));
   assert.throws(
     () => getPolicyLoss("ppo"),
@@ -73,7 +80,11 @@ Deno.test("registry: every loss returns a scalar loss, the common metrics, and l
       entropy: t(mapMat(c.adv, (i, j) => Math.abs(c.adv[i]![j]!))),
     });
     const before = f64.memory().liveBuffers;
-    const { loss, metrics } = computePolicyLoss(key, inputs, { seed: 1, klCoef: 0.01 });
+    const { loss, metrics } = computePolicyLoss(key, inputs, {
+      seed: 1,
+      klCoef: 0.01,
+      droBeta: 0.1,
+    });
     assert.deepEqual(loss.shape, [], key);
     for (const m of [...COMMON_METRICS, "entropy", "kl", "kl_loss"]) {
       assert.ok(m in metrics, `${key}: metric ${m}`);
@@ -95,15 +106,18 @@ Deno.test("registry: every loss returns a scalar loss, the common metrics, and l
 Deno.test("registry: gradcheck of every loss w.r.t. logProbs (on-policy neighbourhood, sequence advantages)", async () => {
   // Small log-ratios and a wide clip keep every token away from the clip boundaries; with
   // per-sequence advantages the stop-gradient forms (gspo_token) have the gradient of their
-  // value. CISPO's stop-gradient weight is checked with its own surrogate in cispo_test.ts.
+  // value. CISPO's and DPPO's stop-gradient weights are checked against their own surrogates in
+  // cispo_test.ts and verl_parity_test.ts.
   const c = randomCase(22, 2, 3, { spread: 0.02, seqAdv: true });
-  for (const key of BUILT_IN.filter((k) => k !== "cispo")) {
+  const stopGradient = ["cispo", "dppo_tv", "dppo_kl"];
+  for (const key of BUILT_IN.filter((k) => !stopGradient.includes(k))) {
     const rest = inputsOf(c, { rolloutLogProbs: t(c.rollout) });
     await gradcheck(
       (x) => {
         const { loss, metrics } = computePolicyLoss(key, { ...rest, logProbs: x }, {
           clipRatio: 0.5,
           seed: 2,
+          droBeta: 0.1,
         });
         disposeMetrics(metrics);
         return loss;

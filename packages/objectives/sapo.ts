@@ -7,9 +7,13 @@
  *
  * At `r = 1` the gate has slope 1 (the on-policy gradient of PPO); away from it the gradient
  * decays smoothly instead of being cut, and `τ_neg > τ_pos` damps negative updates faster.
- * Matches veRL `compute_policy_loss_sapo` (`loss_mode: sapo`, `tau_pos` 1.0, `tau_neg` 1.05,
- * aggregated with `seq-mean-token-mean`, which veRL forces and which is only our default) and TRL
- * `loss_type="sapo"` (`sapo_temperature_pos/neg`).
+ * Two keys:
+ * - `sapo` ({@link sapoLoss}): veRL `compute_policy_loss_sapo` (`loss_mode: sapo`, `tau_pos`
+ *   1.0, `tau_neg` 1.05), aggregated with `seq-mean-token-mean` whatever `aggregation` says, as
+ *   veRL does (the global counts still apply);
+ * - `sapo_agg` ({@link sapoAggLoss}): ours, the same per-token loss aggregated with
+ *   `aggregation` (default `seq-mean-token-mean`), e.g. TRL `loss_type="sapo"`
+ *   (`sapo_temperature_pos/neg`) with its token-level normalisation.
  *
  * @module
  */
@@ -17,7 +21,12 @@
 import { POLICY_LOSSES } from "./_policy_losses.ts";
 import { noGrad } from "@rlvr/tensor";
 import { checkNumber, maskedMean } from "./_util.ts";
-import { definePolicyLoss, type PolicyLossContext, type PolicyLossTerms } from "./policy_loss.ts";
+import {
+  definePolicyLoss,
+  type PolicyLossContext,
+  type PolicyLossTerms,
+  type ResolvedPolicyLossOptions,
+} from "./policy_loss.ts";
 import type { PolicyLossFn } from "./types.ts";
 
 function sapoCore(ctx: PolicyLossContext): PolicyLossTerms {
@@ -34,7 +43,7 @@ function sapoCore(ctx: PolicyLossContext): PolicyLossTerms {
 
 /**
  * `sapo`: soft-gated policy loss (arXiv 2511.20347; veRL `compute_policy_loss_sapo`). Options
- * `tauPos` (default 1.0) and `tauNeg` (default 1.05), both > 0; default aggregation
+ * `tauPos` (default 1.0) and `tauNeg` (default 1.05), both > 0; always aggregated with
  * `seq-mean-token-mean`. Extra metric `gate_mean`.
  *
  * @example Usage
@@ -56,11 +65,38 @@ function sapoCore(ctx: PolicyLossContext): PolicyLossTerms {
  * ```
  */
 export const sapoLoss: PolicyLossFn = definePolicyLoss("sapo", sapoCore, {
-  defaults: { aggregation: "seq-mean-token-mean" },
-  validate: (o) => {
-    checkNumber("sapo", "tauPos", o.tauPos ?? 1, { min: 0, minExclusive: true });
-    checkNumber("sapo", "tauNeg", o.tauNeg ?? 1.05, { min: 0, minExclusive: true });
-  },
+  aggregation: "seq-mean-token-mean",
+  validate: (o) => checkTaus("sapo", o),
 });
 
+/**
+ * `sapo_agg`: the per-token loss of {@link sapoLoss} aggregated with `aggregation` (default
+ * `seq-mean-token-mean`); ours, for aggregations veRL's `sapo` does not allow.
+ *
+ * @example Usage
+ * ```ts
+ * import { sapoAggLoss } from "@rlvr/objectives";
+ * import { tensor } from "@rlvr/tensor";
+ * import assert from "node:assert/strict";
+ * const { loss } = sapoAggLoss({
+ *   logProbs: tensor([[-1, -1], [-1, -1]], { requiresGrad: true }),
+ *   oldLogProbs: tensor([[-1, -1], [-1, -1]]),
+ *   advantages: tensor([[1, 1], [1, 1]]),
+ *   responseMask: tensor([[1, 1], [1, 0]]),
+ * }, { aggregation: "token-sum" });
+ * // r = 1: ℓ = −2 on each of the 3 valid tokens, summed
+ * assert.ok(Math.abs(await loss.item() + 6) < 1e-6);
+ * ```
+ */
+export const sapoAggLoss: PolicyLossFn = definePolicyLoss("sapo_agg", sapoCore, {
+  defaults: { aggregation: "seq-mean-token-mean" },
+  validate: (o) => checkTaus("sapo_agg", o),
+});
+
+function checkTaus(name: string, o: ResolvedPolicyLossOptions): void {
+  checkNumber(name, "tauPos", o.tauPos ?? 1, { min: 0, minExclusive: true });
+  checkNumber(name, "tauNeg", o.tauNeg ?? 1.05, { min: 0, minExclusive: true });
+}
+
 POLICY_LOSSES.register("sapo", sapoLoss);
+POLICY_LOSSES.register("sapo_agg", sapoAggLoss);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { gradcheck } from "@rlvr/tensor/testing";
-import { sapoLoss } from "./sapo.ts";
+import { sapoAggLoss, sapoLoss } from "./sapo.ts";
 import { disposeMetrics } from "./metrics.ts";
 import { aggRef, type Case, inputsOf, mapMat, near, randomCase, t } from "./_test_utils.ts";
 
@@ -40,7 +40,11 @@ Deno.test("sapo: random case against the plain-loop veRL reference", async () =>
     near(await loss.item(), sapoRef(c, tp, tn), 1e-12);
     disposeMetrics(metrics);
   }
-  const { loss } = sapoLoss(inputsOf(c), { aggregation: "token-mean" });
+  // veRL's sapo ignores the aggregation; sapo_agg (ours) follows it
+  const forced = sapoLoss(inputsOf(c), { aggregation: "token-mean" });
+  near(await forced.loss.item(), sapoRef(c, 1, 1.05), 1e-12);
+  disposeMetrics(forced.metrics);
+  const { loss } = sapoAggLoss(inputsOf(c), { aggregation: "token-mean" });
   near(await loss.item(), sapoRef(c, 1, 1.05, "token-mean"), 1e-12);
 });
 

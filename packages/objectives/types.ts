@@ -68,6 +68,7 @@ export interface PolicyLossInputs {
  */
 export type AggregationMode =
   | "token-mean"
+  | "token-sum"
   | "seq-mean-token-sum"
   | "seq-mean-token-mean"
   | "seq-mean-token-sum-norm";
@@ -93,7 +94,10 @@ export interface AggregationOptions {
   lossScaleFactor?: number;
 }
 
-/** KL estimator keys, with veRL's names as aliases (see `kl.ts`). */
+/**
+ * KL estimator keys, with veRL's names as aliases (see `kl.ts`); a final `+` keeps the value of
+ * the estimator and takes the gradient of k2 (straight-through).
+ */
 export type KlEstimator =
   | "k1"
   | "kl"
@@ -102,8 +106,33 @@ export type KlEstimator =
   | "mse"
   | "k3"
   | "low_var_kl"
+  | "k1+"
+  | "kl+"
+  | "abs+"
+  | "k2+"
+  | "mse+"
   | "k3+"
   | "low_var_kl+";
+
+/**
+ * Settings of veRL's `bypass_mode` loss (veRL `policy_loss.rollout_correction`): `oldLogProbs`
+ * hold the rollout policy's log-probs, importance weights `π_θ/π_rollout` and the rejection mask
+ * are computed inside the loss (see `bypass.ts`).
+ */
+export interface BypassOptions {
+  /** `"ppo_clip"` (default: `vanilla` on π_θ/π_rollout, no IS weight) or `"reinforce"` (`−w·A·log π_θ`). */
+  lossType?: "ppo_clip" | "reinforce";
+  /** IS weight level, `"token"` or `"sequence"` (default, veRL `rollout_is`), or null for none. */
+  is?: OffPolicyLevel | null;
+  /** `rollout_is_threshold`: a number or `"upper"` (truncate), or `"lower_upper"` (IcePop: zero outside); default 2. */
+  isThreshold?: number | string;
+  /** Normalise the IS weights to mean 1 over the batch (veRL `rollout_is_batch_normalize`, default false). */
+  isBatchNormalize?: boolean;
+  /** Rejection criteria, comma-separated (veRL `rollout_rs`: `token_k1`, `seq_mean_k3`, …); default none. */
+  rs?: string | null;
+  /** Their thresholds (veRL `rollout_rs_threshold`): one number or string per criterion, comma-separated. */
+  rsThreshold?: number | string;
+}
 
 /** Granularity of an importance weight or a rejection test over tokens. */
 export type OffPolicyLevel = "token" | "sequence";
@@ -146,8 +175,9 @@ export interface OffPolicyOptions {
  */
 export interface PolicyLossOptions extends AggregationOptions {
   /**
-   * Aggregation mode key (default `token-mean`; `gspo`, `gspo_token`, `gmpo` and `sapo` default to
-   * `seq-mean-token-mean`).
+   * Aggregation mode key (default `token-mean`; `gspo_seq`, `gspo_token`, `gmpo` and `sapo_agg`
+   * default to `seq-mean-token-mean`; veRL's `gspo` and `sapo` always use `seq-mean-token-mean`
+   * and `geo_mean` a plain mean over the rows for the policy-gradient term, whatever this says).
    */
   aggregation?: AggregationMode | string;
   /** Symmetric clip ε (veRL `clip_ratio`, default 0.2): both bounds unless overridden. */
@@ -172,6 +202,16 @@ export interface PolicyLossOptions extends AggregationOptions {
   klCovCoef?: number;
   /** Clip-Cov: seed of the random token selection (default: the global generator advances). */
   seed?: number;
+  /**
+   * Clip-Cov: the permutation veRL draws with `torch.randperm(n)` over the `n` candidate tokens
+   * (in row-major order); the candidates at its first `k` entries are detached. Must be a
+   * permutation of `0..n−1` with `n` the number of candidates; overrides `seed`.
+   */
+  covPermutation?: ArrayLike<number>;
+  /** DRO: coefficient β > 0 of the quadratic log-ratio penalty (veRL `dro_beta`, required by `dro`). */
+  droBeta?: number;
+  /** `bypass_mode`: veRL's `rollout_correction` settings. */
+  bypass?: BypassOptions;
   /** REINFORCE family: weight of tokens with A > 0 (default 1; `nsr` 0, `w_reinforce` 0.1). */
   positiveWeight?: number;
   /** REINFORCE family: weight of tokens with A < 0 (default 1; `psr` 0). */

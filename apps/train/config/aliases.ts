@@ -437,7 +437,7 @@ function betaIndex(key: "adam_beta1" | "adam_beta2"): Alias {
  *
  * @example Usage
  * ```ts
- * import { ALIASES } from "@rlvr/train";
+ * import { ALIASES } from "./aliases.ts";
  * import assert from "node:assert/strict";
  * const n = ALIASES.find((a) => a.key === "actor_rollout_ref.rollout.n")!;
  * assert.deepEqual(n.targets, ["rollout.groupSize"]);
@@ -598,9 +598,9 @@ export const ALIASES: readonly Alias[] = Object.freeze(
     choice(V, "algorithm.adv_estimator", "algorithm.estimator", {
       gae: "gae",
       grpo: "grpo",
-      grpo_vectorized: "grpo",
+      grpo_vectorized: "grpo_vectorized",
       rloo: "rloo",
-      rloo_vectorized: "rloo",
+      rloo_vectorized: "rloo_vectorized",
       reinforce_plus_plus: "reinforce_plus_plus",
       reinforce_plus_plus_baseline: "reinforce_plus_plus_baseline",
       remax: "remax",
@@ -887,7 +887,9 @@ export const ALIASES: readonly Alias[] = Object.freeze(
           if (loss !== "vanilla") {
             return `has no equivalent here with importance_sampling_level=sequence (no sequence-level ${loss}); use loss_type grpo for GSPO`;
           }
-          loss = "gspo";
+          // TRL broadcasts the sequence ratio to every token and aggregates by loss_type:
+          // veRL's token form (gspo_token), whose aggregation is not forced as gspo's is.
+          loss = "gspo_token";
         }
         return { "algorithm.loss": loss, "algorithm.aggregation": aggregation };
       },
@@ -903,22 +905,23 @@ export const ALIASES: readonly Alias[] = Object.freeze(
       framework: T,
       key: "importance_sampling_level",
       targets: ["algorithm.loss"],
-      conversion: "sequence: loss gspo (GSPO); token: the ratio of every other loss",
+      conversion:
+        "sequence: loss gspo_token (GSPO, TRL's aggregation); token: the ratio of every other loss",
       write: (v, ctx) => {
         if (v === "token") {
           ctx.note("token-level ratios, as every loss here but gspo");
           return {};
         }
         if (v !== "sequence") return "has no equivalent here; use token or sequence";
-        if (ctx.sibling("loss_type") === undefined) return { "algorithm.loss": "gspo" };
-        ctx.note("loss_type chooses the loss: gspo for grpo, bnpo, dr_grpo, dapo");
+        if (ctx.sibling("loss_type") === undefined) return { "algorithm.loss": "gspo_token" };
+        ctx.note("loss_type chooses the loss: gspo_token for grpo, bnpo, dr_grpo, dapo");
         return {};
       },
       resolve: (ctx) => {
         if (ctx.value !== "token" || ctx.later("algorithm.loss")) return undefined;
         const loss = ctx.get("algorithm.loss");
-        return loss === "gspo"
-          ? "contradicts algorithm.loss gspo (sequence-level ratios); set loss_type or algorithm.loss=vanilla for token-level ratios"
+        return loss === "gspo" || loss === "gspo_token" || loss === "gspo_seq"
+          ? `contradicts algorithm.loss ${loss} (sequence-level ratios); set loss_type or algorithm.loss=vanilla for token-level ratios`
           : undefined;
       },
     },
@@ -969,7 +972,7 @@ const BY_KEY: ReadonlyMap<string, Alias> = new Map(ALIASES.map((a) => [a.key, a]
  *
  * @example Usage
  * ```ts
- * import { aliasOf } from "@rlvr/train";
+ * import { aliasOf } from "./aliases.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(aliasOf("trainer.total_training_steps")?.targets, ["trainer.steps"]);
  * assert.equal(aliasOf("trainer.steps"), undefined);
@@ -1047,7 +1050,7 @@ export interface AliasedLayers {
  *
  * @example Usage
  * ```ts
- * import { aliasLayers } from "@rlvr/train";
+ * import { aliasLayers } from "./aliases.ts";
  * import assert from "node:assert/strict";
  * const r = aliasLayers([{ source: "--set actor_rollout_ref.rollout.n=4", data: { actor_rollout_ref: { rollout: { n: 4 } } } }]);
  * assert.deepEqual(r.layers[0]!.data, { rollout: { groupSize: 4 } });
@@ -1175,7 +1178,8 @@ function forget(provenance: Provenance, path: string): void {
  *
  * @example Usage
  * ```ts
- * import { aliasLayers, mergeLayers, resolveAliases } from "@rlvr/train";
+ * import { aliasLayers, resolveAliases } from "./aliases.ts";
+ * import { mergeLayers } from "./merge.ts";
  * import assert from "node:assert/strict";
  * const aliased = aliasLayers([
  *   { source: "defaults", data: { rollout: { batchSize: 64, groupSize: 8 } } },
@@ -1288,7 +1292,7 @@ export function resolveAliases(
  *
  * @example Usage
  * ```ts
- * import { aliasTable } from "@rlvr/train";
+ * import { aliasTable } from "./aliases.ts";
  * import assert from "node:assert/strict";
  * assert.match(aliasTable(), /\| veRL +\| `data\.train_batch_size` +\| `rollout\.batchSize` +\| prompts ×/);
  * ```

@@ -199,7 +199,10 @@ const CASES: Record<string, Case[]> = {
   // veRL: algorithm
   "algorithm.adv_estimator": [
     { set: ["algorithm.adv_estimator=rloo"], expect: { "algorithm.estimator": "rloo" } },
-    { set: ["algorithm.adv_estimator=grpo_vectorized"], expect: { "algorithm.estimator": "grpo" } },
+    {
+      set: ["algorithm.adv_estimator=grpo_vectorized"],
+      expect: { "algorithm.estimator": "grpo_vectorized" },
+    },
     { set: ["algorithm.adv_estimator=optimal_token_baseline"], refused: /use one of gae, grpo/ },
   ],
   "algorithm.norm_adv_by_std_in_grpo": [
@@ -483,10 +486,10 @@ const CASES: Record<string, Case[]> = {
     },
   ],
   "importance_sampling_level": [
-    { set: ["importance_sampling_level=sequence"], expect: { "algorithm.loss": "gspo" } },
+    { set: ["importance_sampling_level=sequence"], expect: { "algorithm.loss": "gspo_token" } },
     {
       set: ["importance_sampling_level=sequence", "loss_type=dapo"],
-      expect: { "algorithm.loss": "gspo", "algorithm.aggregation": "token-mean" },
+      expect: { "algorithm.loss": "gspo_token", "algorithm.aggregation": "token-mean" },
     },
     { set: ["importance_sampling_level=token"], expect: { "algorithm.loss": "vanilla" } },
   ],

@@ -111,7 +111,8 @@ const NO_CLIP_ORDER = new Set(["cispo"]);
  *
  * @example Usage
  * ```ts
- * import { crossFieldProblems, defaultConfig, validateConfig } from "@rlvr/train";
+ * import { defaultConfig, validateConfig } from "@rlvr/train";
+ * import { crossFieldProblems } from "./checks.ts";
  * import assert from "node:assert/strict";
  * const config = await validateConfig(defaultConfig());
  * assert.deepEqual(crossFieldProblems(config), []);
@@ -524,7 +525,7 @@ async function taskProblems(config: Config, ctx: IssueContext): Promise<ConfigPr
     const spec = builtinEnv(env.name);
     if (spec === undefined || !spec.options.safeParse(env.options).success) return [];
     try {
-      await spec.build(env.options, { maxTurns: env.maxTurns, syntax: env.syntax });
+      await spec(env.options, { maxTurns: env.maxTurns, syntax: env.syntax });
     } catch (e) {
       return [{
         path: "task.env.options",
@@ -548,7 +549,7 @@ async function taskProblems(config: Config, ctx: IssueContext): Promise<ConfigPr
     });
   }
   try {
-    await spec.build(parsed.data);
+    await spec(parsed.data);
   } catch (e) {
     const field = /options\.(\w+)/.exec(message(e))?.[1];
     return [{
@@ -633,6 +634,14 @@ function estimatorProblems(config: Config): ConfigProblem[] {
           `${a.kl.estimator} cannot be used with kl.placement reward: ${text}; use kl.placement loss or another estimator`,
       }];
     }
+    const missing = UNSUPPLIED_INPUTS.find((k) => text.includes(`${k} is required`));
+    if (missing !== undefined) {
+      return [{
+        path: "algorithm.estimator",
+        message:
+          `${a.estimator} reads ${missing} per batch, which this trainer does not supply yet (it is not a setting); use another estimator`,
+      }];
+    }
     const field = Object.keys(a.estimatorOptions).find((k) => text.includes(k));
     return [{
       path: field === undefined
@@ -650,6 +659,12 @@ function estimatorProblems(config: Config): ConfigProblem[] {
   }
   return [];
 }
+
+/**
+ * Per-batch inputs some registered estimators read that the trainer does not fill (veRL's
+ * optimal-token baselines need the old policy's log-probs and Σπ² of every position).
+ */
+const UNSUPPLIED_INPUTS = ["oldLogProbs", "sumPiSquared"] as const;
 
 function lossProblems(config: Config): ConfigProblem[] {
   const a = config.algorithm;
@@ -722,7 +737,7 @@ async function rewardBuildProblems(config: Config): Promise<ConfigProblem[]> {
     if (type === undefined) continue; // inline, or a bad type the schema reported
     try {
       // The task is built by the run; a trial build only checks the options.
-      await type.build(spec.options, { task: null });
+      await type(spec.options, { task: null });
     } catch (e) {
       const text = message(e);
       if (/needs a task/.test(text)) continue;
@@ -771,7 +786,8 @@ async function overlongProblems(config: Config): Promise<ConfigProblem[]> {
  *
  * @example Usage
  * ```ts
- * import { defaultConfig, registryProblems, validateConfig } from "@rlvr/train";
+ * import { defaultConfig, validateConfig } from "@rlvr/train";
+ * import { registryProblems } from "./checks.ts";
  * import assert from "node:assert/strict";
  * const config = await validateConfig(defaultConfig());
  * assert.deepEqual(await registryProblems(config), []);

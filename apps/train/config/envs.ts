@@ -5,11 +5,14 @@
  *
  * Design decision: like the built-in tasks (`tasks.ts`), the options are checked by name and
  * type here with strict schemas, and by range by building the environment, whose own message
- * names the field; `@rlvr/rewards` is imported only when an environment is built.
+ * names the field; `@rlvr/rewards` is imported only when an environment is built. Like the
+ * tasks, the environments are a `Registry` of `@rlvr/common`: each entry is the environment's
+ * builder with its schema and description attached.
  *
  * @module
  */
 
+import { Registry } from "@rlvr/common";
 import type { ArithmeticOptions, ArithmeticRow, Environment, TaskRow } from "@rlvr/rewards";
 import { z } from "zod";
 import { int } from "./_zod.ts";
@@ -30,64 +33,95 @@ export interface EnvBuildContext {
   syntax: "compact" | "tagged";
 }
 
-/** A built-in environment: its option schema and how to build it (internal: exposes zod). */
+/**
+ * A built-in environment: called with its options and the {@link EnvBuildContext}, it builds the
+ * environment; it carries its option schema and description (internal: exposes zod).
+ */
 export interface BuiltinEnv {
+  /** Builds it. */
+  (options: Record<string, unknown>, ctx: EnvBuildContext): Promise<Environment>;
   /** Strict schema of the options. */
   readonly options: z.ZodType<Record<string, unknown>>;
-  /** Builds it. */
-  build(options: Record<string, unknown>, ctx: EnvBuildContext): Promise<Environment>;
   /** One line for `--help` and the README. */
   readonly description: string;
 }
 
-const ENVS: Record<string, BuiltinEnv> = {
-  calc: {
-    options: z.strictObject({
-      digits: knob.optional(),
-      operators: z.array(z.enum(["+", "-", "*", "/"])).min(1).optional(),
-      chainLength: knob.optional(),
-    }),
-    build: async (o, ctx) => {
-      const r = await rewards();
-      const task = Object.keys(o).length > 0 ? o as ArithmeticOptions : undefined;
-      return r.calcEnv({
-        ...(task !== undefined ? { task } : {}),
-        syntax: ctx.syntax,
-        maxTurns: ctx.maxTurns,
-        // The compact syntax is for char-level models: the prompt is the bare expression.
-        ...(ctx.syntax === "compact" ? { render: (row: ArithmeticRow) => promptText(row) } : {}),
-      }) as unknown as Environment<TaskRow>;
-    },
-    description:
-      "arithmetic with a calculator tool (digits, operators, chainLength; default 3-digit + and 2-digit *)",
+/**
+ * The built-in environments by name, in the order `--help` lists them (internal: `@rlvr/train`
+ * exports none of it; an unknown name is `BUILTIN_ENVS.get`'s error, which lists the names).
+ *
+ * @example Usage
+ * ```ts
+ * import { BUILTIN_ENVS } from "./envs.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(BUILTIN_ENVS.get("qa").options.safeParse({ k: 0 }).success, false);
+ * assert.throws(
+ *   () => BUILTIN_ENVS.get("calculator", "task.env.name"),
+ *   /^RangeError: task\.env\.name: unknown built-in environment "calculator"; valid keys: calc, qa$/,
+ * );
+ * ```
+ */
+export const BUILTIN_ENVS: Registry<BuiltinEnv> = new Registry<BuiltinEnv>(
+  "built-in environment",
+);
+
+/** Registers a built-in environment: its builder with its schema and description attached. */
+function registerEnv(
+  name: string,
+  options: BuiltinEnv["options"],
+  description: string,
+  build: (options: Record<string, unknown>, ctx: EnvBuildContext) => Promise<Environment>,
+): void {
+  BUILTIN_ENVS.register(name, Object.assign(build, { options, description }));
+}
+
+registerEnv(
+  "calc",
+  z.strictObject({
+    digits: knob.optional(),
+    operators: z.array(z.enum(["+", "-", "*", "/"])).min(1).optional(),
+    chainLength: knob.optional(),
+  }),
+  "arithmetic with a calculator tool (digits, operators, chainLength; default 3-digit + and 2-digit *)",
+  async (o, ctx) => {
+    const r = await rewards();
+    const task = Object.keys(o).length > 0 ? o as ArithmeticOptions : undefined;
+    return r.calcEnv({
+      ...(task !== undefined ? { task } : {}),
+      syntax: ctx.syntax,
+      maxTurns: ctx.maxTurns,
+      // The compact syntax is for char-level models: the prompt is the bare expression.
+      ...(ctx.syntax === "compact" ? { render: (row: ArithmeticRow) => promptText(row) } : {}),
+    }) as unknown as Environment<TaskRow>;
   },
-  qa: {
-    options: z.strictObject({ k: int().min(1).optional() }),
-    build: async (o, ctx) => {
-      const r = await rewards();
-      const corpus = await r.loadCorpus(r.SHIPPED_CORPUS_DIR);
-      return r.multiHopQaEnv({
-        corpus,
-        maxTurns: ctx.maxTurns,
-        ...(o.k !== undefined ? { k: o.k as number } : {}),
-      }) as unknown as Environment<TaskRow>;
-    },
-    description: "multi-hop questions over the shipped corpus with a BM25 search tool (k)",
+);
+registerEnv(
+  "qa",
+  z.strictObject({ k: int().min(1).optional() }),
+  "multi-hop questions over the shipped corpus with a BM25 search tool (k)",
+  async (o, ctx) => {
+    const r = await rewards();
+    const corpus = await r.loadCorpus(r.SHIPPED_CORPUS_DIR);
+    return r.multiHopQaEnv({
+      corpus,
+      maxTurns: ctx.maxTurns,
+      ...(o.k !== undefined ? { k: o.k as number } : {}),
+    }) as unknown as Environment<TaskRow>;
   },
-};
+);
 
 /**
  * Names of the built-in environments.
  *
  * @example Usage
  * ```ts
- * import { builtinEnvNames } from "@rlvr/train";
+ * import { builtinEnvNames } from "./envs.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(builtinEnvNames(), ["calc", "qa"]);
  * ```
  */
 export function builtinEnvNames(): string[] {
-  return Object.keys(ENVS);
+  return BUILTIN_ENVS.names();
 }
 
 /**
@@ -97,10 +131,11 @@ export function builtinEnvNames(): string[] {
  * ```ts
  * import { builtinEnv } from "./envs.ts";
  * import assert from "node:assert/strict";
- * const env = await builtinEnv("calc")!.build({ digits: 3, operators: ["+"] }, { maxTurns: 3, syntax: "compact" });
+ * const env = await builtinEnv("calc")!({ digits: 3, operators: ["+"] }, { maxTurns: 3, syntax: "compact" });
  * assert.equal(env.stop[0], "}");
+ * assert.equal(builtinEnv("toString"), undefined);
  * ```
  */
 export function builtinEnv(name: string): BuiltinEnv | undefined {
-  return ENVS[name];
+  return BUILTIN_ENVS.has(name) ? BUILTIN_ENVS.get(name) : undefined;
 }

@@ -36,7 +36,8 @@ export interface ConfigProblem {
  *
  * @example Usage
  * ```ts
- * import { type Provenance, sourceOf } from "@rlvr/train";
+ * import { type Provenance } from "@rlvr/train";
+ * import { sourceOf } from "./errors.ts";
  * import assert from "node:assert/strict";
  * const p: Provenance = new Map([["optimizer", "defaults"], ["optimizer.lr", "--set optimizer.lr=1"]]);
  * assert.equal(sourceOf(p, "optimizer.lr"), "--set optimizer.lr=1");
@@ -52,7 +53,7 @@ export type Provenance = Map<string, string>;
  *
  * @example Usage
  * ```ts
- * import { sourceOf } from "@rlvr/train";
+ * import { sourceOf } from "./errors.ts";
  * import assert from "node:assert/strict";
  * const p = new Map([["rollout.groupSize", "recipe a.yaml"]]);
  * assert.equal(sourceOf(p, "rollout.groupSize"), "recipe a.yaml");
@@ -116,7 +117,7 @@ export function problemSource(
  *
  * @example Usage
  * ```ts
- * import { formatProblem } from "@rlvr/train";
+ * import { formatProblem } from "./errors.ts";
  * import assert from "node:assert/strict";
  * assert.equal(
  *   formatProblem({ path: "optimizer.lr", message: "-1 is not allowed; use a number > 0", source: "--set optimizer.lr=-1" }),
@@ -161,7 +162,7 @@ export class ConfigError extends Error {
  *
  * @example Usage
  * ```ts
- * import { showValue } from "@rlvr/train";
+ * import { showValue } from "./errors.ts";
  * import assert from "node:assert/strict";
  * assert.equal(showValue("grpx"), '"grpx"');
  * assert.equal(showValue(-0.001), "-0.001");

@@ -17,7 +17,7 @@ import { type ConfigProblem, type Provenance, showValue, sourceOf } from "./erro
  *
  * @example Usage
  * ```ts
- * import { dottedPath } from "@rlvr/train";
+ * import { dottedPath } from "./issues.ts";
  * import assert from "node:assert/strict";
  * assert.equal(dottedPath(["optimizer", "betas", 1]), "optimizer.betas[1]");
  * assert.equal(dottedPath([]), "");
@@ -39,7 +39,7 @@ export function dottedPath(path: readonly PropertyKey[]): string {
  *
  * @example Usage
  * ```ts
- * import { editDistance } from "@rlvr/train";
+ * import { editDistance } from "./issues.ts";
  * import assert from "node:assert/strict";
  * assert.equal(editDistance("grpx", "grpo"), 1);
  * assert.equal(editDistance("stpes", "steps"), 1);
@@ -72,7 +72,7 @@ export function editDistance(a: string, b: string): number {
  *
  * @example Usage
  * ```ts
- * import { closest } from "@rlvr/train";
+ * import { closest } from "./issues.ts";
  * import assert from "node:assert/strict";
  * assert.equal(closest("grpx", ["grpo", "rloo", "gae"]), "grpo");
  * assert.equal(closest("zzzz", ["grpo", "rloo"]), undefined);
@@ -195,7 +195,7 @@ function unknownKeyProblem(
  *
  * @example Usage
  * ```ts
- * import { describeIssues } from "@rlvr/train";
+ * import { describeIssues } from "./issues.ts";
  * import { z } from "zod";
  * import assert from "node:assert/strict";
  * const schema = z.strictObject({ lr: z.number().gt(0) });

@@ -114,7 +114,7 @@ function display(path: string): string {
  *
  * @example Usage
  * ```ts
- * import { listRecipes } from "@rlvr/train";
+ * import { listRecipes } from "./load.ts";
  * import assert from "node:assert/strict";
  * assert.ok(listRecipes().includes("dapo"));
  * ```
@@ -140,7 +140,7 @@ export function listRecipes(recipesDir: string = RECIPES_DIR): string[] {
  *
  * @example Usage
  * ```ts
- * import { resolveRecipe } from "@rlvr/train";
+ * import { resolveRecipe } from "./load.ts";
  * import assert from "node:assert/strict";
  * assert.match(resolveRecipe("dapo"), /recipes[\/\\]dapo\.yaml$/);
  * assert.throws(() => resolveRecipe("dapx"), /no recipe named "dapx".*closest: dapo/);
@@ -247,7 +247,7 @@ function parseYamlText(text: string, path: string, source: string): Record<strin
  *
  * @example Usage
  * ```ts
- * import { recipeLayers, resolveRecipe } from "@rlvr/train";
+ * import { recipeLayers, resolveRecipe } from "./load.ts";
  * import assert from "node:assert/strict";
  * const layers = await recipeLayers(resolveRecipe("dapo"));
  * assert.match(layers[0]!.source, /grpo\.yaml$/); // dapo extends grpo
@@ -347,7 +347,7 @@ function dataLayer(path: string): Layer {
  *
  * @example Usage
  * ```ts
- * import { rewardFlagLayers } from "@rlvr/train";
+ * import { rewardFlagLayers } from "./load.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(rewardFlagLayers(["./r.ts", "./s.ts#short"]), [
  *   { source: "--reward ./r.ts", data: { rewards: [{ path: "./r.ts#default", weight: 1 }] } },

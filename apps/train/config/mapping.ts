@@ -44,7 +44,8 @@ export const LOSS_OPTION_FIELDS: Readonly<Record<string, string>> = Object.freez
  *
  * @example Usage
  * ```ts
- * import { defaultConfig, policyLossOptions, validateConfig } from "@rlvr/train";
+ * import { defaultConfig, validateConfig } from "@rlvr/train";
+ * import { policyLossOptions } from "./mapping.ts";
  * import assert from "node:assert/strict";
  * const config = await validateConfig(defaultConfig());
  * const options = policyLossOptions(config);
@@ -90,7 +91,8 @@ export interface EstimatorSettings {
  *
  * @example Usage
  * ```ts
- * import { defaultConfig, estimatorSettings, validateConfig } from "@rlvr/train";
+ * import { defaultConfig, validateConfig } from "@rlvr/train";
+ * import { estimatorSettings } from "./mapping.ts";
  * import assert from "node:assert/strict";
  * const s = estimatorSettings(await validateConfig(defaultConfig()));
  * assert.equal(s.key, "grpo");
@@ -133,7 +135,8 @@ export const PRIME_BETA_DEFAULT = 0.05;
  *
  * @example Usage
  * ```ts
- * import { defaultConfig, estimatorNeeds, validateConfig } from "@rlvr/train";
+ * import { defaultConfig, validateConfig } from "@rlvr/train";
+ * import { estimatorNeeds } from "./mapping.ts";
  * import assert from "node:assert/strict";
  * const config = await validateConfig(defaultConfig());
  * assert.deepEqual(estimatorNeeds(config), { values: false, baseline: false, process: false, entropy: false });
@@ -164,7 +167,8 @@ export function estimatorNeeds(config: Config): EstimatorNeeds {
  *
  * @example Usage
  * ```ts
- * import { defaultConfig, needsReference, validateConfig } from "@rlvr/train";
+ * import { defaultConfig, validateConfig } from "@rlvr/train";
+ * import { needsReference } from "./mapping.ts";
  * import assert from "node:assert/strict";
  * const config = await validateConfig(defaultConfig());
  * assert.equal(needsReference(config), false);
@@ -181,7 +185,8 @@ export function needsReference(config: Config): boolean {
  *
  * @example Usage
  * ```ts
- * import { defaultConfig, samplingParams, validateConfig } from "@rlvr/train";
+ * import { defaultConfig, validateConfig } from "@rlvr/train";
+ * import { samplingParams } from "./mapping.ts";
  * import assert from "node:assert/strict";
  * const p = samplingParams(await validateConfig(defaultConfig()));
  * assert.equal(p.temperature, 1);
@@ -212,7 +217,8 @@ export interface RolloutSchedule {
  *
  * @example Usage
  * ```ts
- * import { defaultConfig, rolloutSchedule, validateConfig } from "@rlvr/train";
+ * import { defaultConfig, validateConfig } from "@rlvr/train";
+ * import { rolloutSchedule } from "./mapping.ts";
  * import assert from "node:assert/strict";
  * const config = await validateConfig(defaultConfig());
  * assert.deepEqual(rolloutSchedule(config), {

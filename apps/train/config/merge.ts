@@ -36,7 +36,7 @@ export interface Merged {
  *
  * @example Usage
  * ```ts
- * import { isPlainObject } from "@rlvr/train";
+ * import { isPlainObject } from "./merge.ts";
  * import assert from "node:assert/strict";
  * assert.ok(isPlainObject({ a: 1 }));
  * assert.ok(!isPlainObject([1]) && !isPlainObject(null) && !isPlainObject(new Date()));
@@ -139,7 +139,7 @@ function apply(
  *
  * @example Usage
  * ```ts
- * import { mergeLayers } from "@rlvr/train";
+ * import { mergeLayers } from "./merge.ts";
  * import assert from "node:assert/strict";
  * const { value, provenance } = mergeLayers([
  *   { source: "defaults", data: { optimizer: { lr: 1e-5, betas: [0.9, 0.999] } } },

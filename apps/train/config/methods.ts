@@ -74,6 +74,21 @@ export function isMethodPath(value: string): boolean {
   return PATH.test(value);
 }
 
+/**
+ * Whether {@link loadMethods} registered this module-path value (so its {@link methodKey} names
+ * the user's function, not a built-in that happens to share the name).
+ *
+ * @example Usage
+ * ```ts
+ * import { isLoadedMethod } from "./methods.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(isLoadedMethod("./never_loaded.ts#grpo"), false);
+ * ```
+ */
+export function isLoadedMethod(value: string): boolean {
+  return loaded.has(value);
+}
+
 function snake(name: string): string {
   return name.replace(/([a-z0-9])([A-Z])/g, "$1_$2").replace(/[^A-Za-z0-9]+/g, "_")
     .replace(/^_+|_+$/g, "").toLowerCase();

@@ -22,7 +22,7 @@ const KEY = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
  *
  * @example Usage
  * ```ts
- * import { parseScalar } from "@rlvr/train";
+ * import { parseScalar } from "./overrides.ts";
  * import assert from "node:assert/strict";
  * assert.equal(parseScalar("1e-4"), 1e-4);
  * assert.equal(parseScalar("true"), true);
@@ -57,7 +57,7 @@ export interface Override {
  *
  * @example Usage
  * ```ts
- * import { parseOverride } from "@rlvr/train";
+ * import { parseOverride } from "./overrides.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(parseOverride("trainer.steps=3").path, ["trainer", "steps"]);
  * assert.equal(parseOverride("trainer.steps=3").value, 3);
@@ -83,7 +83,7 @@ export function parseOverride(text: string): Override {
  *
  * @example Usage
  * ```ts
- * import { nest } from "@rlvr/train";
+ * import { nest } from "./overrides.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(nest(["a", "b"], 1), { a: { b: 1 } });
  * ```
@@ -100,7 +100,7 @@ export function nest(path: readonly string[], value: unknown): Record<string, un
  *
  * @example Usage
  * ```ts
- * import { overrideLayers } from "@rlvr/train";
+ * import { overrideLayers } from "./overrides.ts";
  * import assert from "node:assert/strict";
  * const [layer] = overrideLayers(["optimizer.lr=1e-4"]);
  * assert.deepEqual(layer, { source: "--set optimizer.lr=1e-4", data: { optimizer: { lr: 1e-4 } } });

@@ -15,10 +15,14 @@
  *   sampler's per-token distributions, which the rollout attaches when such a reward is configured.
  * - `@rlvr/rewards` is imported lazily, as in `tasks.ts`, so a config that fails its schema fails
  *   before the slowest package loads.
+ * - **One registry idiom**: the types are a `Registry` of `@rlvr/common`, as the built-in tasks
+ *   and environments are; each entry is the reward's builder with its description and log-prob
+ *   flag attached, and an unknown name is the registry's error.
  *
  * @module
  */
 
+import { Registry } from "@rlvr/common";
 import type { Reward, RewardInput, Row, Task, TaskRow } from "@rlvr/rewards";
 import type { RewardSpec } from "./types.ts";
 
@@ -38,14 +42,18 @@ export interface TrainRewardInput extends RewardInput<Row> {
   logprobs?: readonly ArrayLike<number>[];
 }
 
-/** A built-in reward type (internal: the builder takes loosely typed options). */
+/**
+ * A built-in reward type: called with its options and the {@link RewardBuildContext}, it builds
+ * the reward (the factory checks the options); it carries its description and whether it reads
+ * log-probs (internal: the builder takes loosely typed options).
+ */
 export interface BuiltinRewardType {
+  /** Builds the reward; the factory checks the options. */
+  (options: Record<string, unknown>, ctx: RewardBuildContext): Promise<Reward<Row>>;
   /** One line for `--help` and error messages. */
   readonly description: string;
   /** Whether it reads the sampler's per-token log-prob rows (`input.logprobs`). */
   readonly logprobs: boolean;
-  /** Builds the reward; the factory checks the options. */
-  build(options: Record<string, unknown>, ctx: RewardBuildContext): Promise<Reward<Row>>;
 }
 
 /** Tokens of a completion: its token ids when the trainer attached them, else its words. */
@@ -65,105 +73,140 @@ function taskVerifier(ctx: RewardBuildContext, owner: string) {
   };
 }
 
-const TYPES: Record<string, BuiltinRewardType> = {
-  task: {
-    description: "the task's own verifier, 1 or 0 (what training uses without a rewards list)",
-    logprobs: false,
-    async build(options, ctx) {
-      const { defineReward } = await rewards();
-      if (Object.keys(options).length > 0) {
-        throw new TypeError(`task: takes no options, got ${Object.keys(options).join(", ")}`);
-      }
-      const verify = taskVerifier(ctx, "task");
-      return defineReward<Row>("task", async (input) => (await verify(input)) ? 1 : 0);
-    },
+/**
+ * The built-in reward types by name (internal: `@rlvr/train` exports none of it; an unknown name
+ * is `REWARD_TYPES.get`'s error, which lists the names).
+ *
+ * @example Usage
+ * ```ts
+ * import { REWARD_TYPES } from "./rewards.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(REWARD_TYPES.get("entropy").logprobs, true);
+ * assert.throws(
+ *   () => REWARD_TYPES.get("lenght", "rewards[0].type"),
+ *   /^RangeError: rewards\[0\]\.type: unknown reward type "lenght"; valid keys: task, math, .* \(did you mean "length"\?\)$/,
+ * );
+ * ```
+ */
+export const REWARD_TYPES: Registry<BuiltinRewardType> = new Registry<BuiltinRewardType>(
+  "reward type",
+);
+
+/** Registers a built-in reward type: its builder with its description and log-prob flag. */
+function registerRewardType(
+  name: string,
+  description: string,
+  logprobs: boolean,
+  build: (options: Record<string, unknown>, ctx: RewardBuildContext) => Promise<Reward<Row>>,
+): void {
+  REWARD_TYPES.register(name, Object.assign(build, { description, logprobs }));
+}
+
+registerRewardType(
+  "task",
+  "the task's own verifier, 1 or 0 (what training uses without a rewards list)",
+  false,
+  async (options, ctx) => {
+    const { defineReward } = await rewards();
+    if (Object.keys(options).length > 0) {
+      throw new TypeError(`task: takes no options, got ${Object.keys(options).join(", ")}`);
+    }
+    const verify = taskVerifier(ctx, "task");
+    return defineReward<Row>("task", async (input) => (await verify(input)) ? 1 : 0);
   },
-  math: {
-    description: "verifyMath of the final answer against row.answer (goldField), null without one",
-    logprobs: false,
-    build: async (o) => (await rewards()).mathReward(o) as Reward<Row>,
+);
+registerRewardType(
+  "math",
+  "verifyMath of the final answer against row.answer (goldField), null without one",
+  false,
+  async (o) => (await rewards()).mathReward(o) as Reward<Row>,
+);
+registerRewardType(
+  "code",
+  "the completion's last code block run against row.tests in the sandbox",
+  false,
+  async (o) => (await rewards()).codeReward<Row>(o),
+);
+registerRewardType(
+  "format",
+  "1 when the completion is <think>…</think><answer>…</answer> (mode), else 0",
+  false,
+  async (o) => (await rewards()).formatReward<Row>(o),
+);
+registerRewardType(
+  "length",
+  "length shaping: kind kimi (needs correctness), l1 (target length) or dapo (overlong)",
+  false,
+  async (options, ctx) => {
+    const r = await rewards();
+    const { kind, ...rest } = options;
+    const o = { countTokens: tokenCount, ...rest };
+    if (kind === "dapo") return r.dapoOverlongReward<Row>(o as never);
+    if (kind === "l1") return r.l1LengthReward<Row>(o as never);
+    if (kind === "kimi") {
+      const correct = rest.correct ?? taskVerifier(ctx, "length (kimi)");
+      return r.kimiLengthReward<Row>({ ...o, correct } as never);
+    }
+    throw new TypeError(
+      `length: options.kind must be "kimi", "l1" or "dapo", got ${JSON.stringify(kind)}`,
+    );
   },
-  code: {
-    description: "the completion's last code block run against row.tests in the sandbox",
-    logprobs: false,
-    build: async (o) => (await rewards()).codeReward<Row>(o),
+);
+registerRewardType(
+  "repetition",
+  "minus the fraction of repeated n-grams (a penalty in [-maxPenalty, 0])",
+  false,
+  async (o) => (await rewards()).repetitionPenalty<Row>(o),
+);
+registerRewardType(
+  "rubric",
+  "the share of the row's rubric criteria (row.rubric) the completion meets",
+  false,
+  async (o) => (await rewards()).rowRubricReward<Row>(o),
+);
+registerRewardType(
+  "judge",
+  "an OpenAI-compatible chat endpoint grades the completion (baseUrl, model, promptTemplate)",
+  false,
+  async (o) => (await rewards()).judgeReward<Row>(o as never) as Reward<Row>,
+);
+registerRewardType(
+  "majority_vote",
+  "TTRL: 1 when the answer is its group's most frequent answer (no gold answer needed)",
+  false,
+  async (options) => {
+    const r = await rewards();
+    // As the task verifier reads answers: the <answer>/\boxed{} text, else the whole trimmed
+    // completion (the tiny policy answers bare), so bare answers vote too.
+    const extract = (c: string) => r.extractFinalAnswer(c) ?? (c.trim() === "" ? null : c.trim());
+    return r.majorityVoteReward<Row>({ extract, ...options });
   },
-  format: {
-    description: "1 when the completion is <think>…</think><answer>…</answer> (mode), else 0",
-    logprobs: false,
-    build: async (o) => (await rewards()).formatReward<Row>(o),
-  },
-  length: {
-    description:
-      "length shaping: kind kimi (needs correctness), l1 (target length) or dapo (overlong)",
-    logprobs: false,
-    async build(options, ctx) {
-      const r = await rewards();
-      const { kind, ...rest } = options;
-      const o = { countTokens: tokenCount, ...rest };
-      if (kind === "dapo") return r.dapoOverlongReward<Row>(o as never);
-      if (kind === "l1") return r.l1LengthReward<Row>(o as never);
-      if (kind === "kimi") {
-        const correct = rest.correct ?? taskVerifier(ctx, "length (kimi)");
-        return r.kimiLengthReward<Row>({ ...o, correct } as never);
-      }
-      throw new TypeError(
-        `length: options.kind must be "kimi", "l1" or "dapo", got ${JSON.stringify(kind)}`,
-      );
-    },
-  },
-  repetition: {
-    description: "minus the fraction of repeated n-grams (a penalty in [-maxPenalty, 0])",
-    logprobs: false,
-    build: async (o) => (await rewards()).repetitionPenalty<Row>(o),
-  },
-  rubric: {
-    description: "the share of the row's rubric criteria (row.rubric) the completion meets",
-    logprobs: false,
-    build: async (o) => (await rewards()).rowRubricReward<Row>(o),
-  },
-  judge: {
-    description:
-      "an OpenAI-compatible chat endpoint grades the completion (baseUrl, model, promptTemplate)",
-    logprobs: false,
-    build: async (o) => (await rewards()).judgeReward<Row>(o as never) as Reward<Row>,
-  },
-  majority_vote: {
-    description:
-      "TTRL: 1 when the answer is its group's most frequent answer (no gold answer needed)",
-    logprobs: false,
-    async build(options) {
-      const r = await rewards();
-      // As the task verifier reads answers: the <answer>/\boxed{} text, else the whole trimmed
-      // completion (the tiny policy answers bare), so bare answers vote too.
-      const extract = (c: string) => r.extractFinalAnswer(c) ?? (c.trim() === "" ? null : c.trim());
-      return r.majorityVoteReward<Row>({ extract, ...options });
-    },
-  },
-  self_certainty: {
-    description: "Intuitor: the self-certainty of the sampler's per-token distributions",
-    logprobs: true,
-    build: async (o) => (await rewards()).selfCertaintyReward<Row>(o),
-  },
-  entropy: {
-    description: "RENT: minus the mean token entropy of the sampler's distributions",
-    logprobs: true,
-    build: async (o) => (await rewards()).negativeEntropyReward<Row>(o),
-  },
-};
+);
+registerRewardType(
+  "self_certainty",
+  "Intuitor: the self-certainty of the sampler's per-token distributions",
+  true,
+  async (o) => (await rewards()).selfCertaintyReward<Row>(o),
+);
+registerRewardType(
+  "entropy",
+  "RENT: minus the mean token entropy of the sampler's distributions",
+  true,
+  async (o) => (await rewards()).negativeEntropyReward<Row>(o),
+);
 
 /**
  * The built-in reward type names, sorted.
  *
  * @example Usage
  * ```ts
- * import { builtinRewardNames } from "@rlvr/train";
+ * import { builtinRewardNames } from "./rewards.ts";
  * import assert from "node:assert/strict";
  * assert.ok(builtinRewardNames().includes("majority_vote"));
  * ```
  */
 export function builtinRewardNames(): string[] {
-  return Object.keys(TYPES).sort();
+  return REWARD_TYPES.names().sort();
 }
 
 /**
@@ -171,14 +214,14 @@ export function builtinRewardNames(): string[] {
  *
  * @example Usage
  * ```ts
- * import { builtinRewardType } from "@rlvr/train";
+ * import { builtinRewardType } from "./rewards.ts";
  * import assert from "node:assert/strict";
  * assert.equal(builtinRewardType("entropy")?.logprobs, true);
  * assert.equal(builtinRewardType("nope"), undefined);
  * ```
  */
 export function builtinRewardType(name: string): BuiltinRewardType | undefined {
-  return Object.hasOwn(TYPES, name) ? TYPES[name] : undefined;
+  return REWARD_TYPES.has(name) ? REWARD_TYPES.get(name) : undefined;
 }
 
 /**
@@ -186,7 +229,7 @@ export function builtinRewardType(name: string): BuiltinRewardType | undefined {
  *
  * @example Usage
  * ```ts
- * import { parseRewardPath } from "@rlvr/train";
+ * import { parseRewardPath } from "./rewards.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(parseRewardPath("./r.ts#short"), { file: "./r.ts", exportName: "short" });
  * assert.deepEqual(parseRewardPath("./r.ts"), { file: "./r.ts", exportName: "default" });
@@ -204,7 +247,7 @@ export function parseRewardPath(path: string): { file: string; exportName: strin
  *
  * @example Usage
  * ```ts
- * import { rewardName } from "@rlvr/train";
+ * import { rewardName } from "./rewards.ts";
  * import assert from "node:assert/strict";
  * assert.equal(rewardName({ path: "./rewards/short.ts", weight: 1, options: {} }), "short");
  * assert.equal(rewardName({ type: "math", name: "gold", weight: 1, options: {} }), "gold");

@@ -25,7 +25,7 @@
  */
 
 import { estimatorNames } from "@rlvr/advantage";
-import { isMethodPath, methodKey } from "./methods.ts";
+import { isLoadedMethod, isMethodPath, methodKey } from "./methods.ts";
 import { aggregationNames, klEstimatorNames, policyLossNames } from "@rlvr/objectives";
 import { DEVICE_CHOICES } from "@rlvr/tensor";
 import { z } from "zod";
@@ -107,7 +107,11 @@ function registryKey(kind: string, names: () => readonly string[]): z.ZodString 
   return z.string().superRefine((value, ctx) => {
     const allowed = names();
     // A module export (`./my_adv.ts#myAdv`) was registered by loadMethods under its key.
-    if (allowed.includes(value) || (isMethodPath(value) && allowed.includes(methodKey(value)))) {
+    if (
+      isMethodPath(value)
+        ? isLoadedMethod(value) && allowed.includes(methodKey(value))
+        : allowed.includes(value)
+    ) {
       return;
     }
     const near = closest(value, allowed);
@@ -419,7 +423,7 @@ function unwrap(schema: z.ZodType): z.ZodType {
  *
  * @example Usage
  * ```ts
- * import { sectionKeys } from "@rlvr/train";
+ * import { sectionKeys } from "./schema.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(sectionKeys("algorithm.clip"), ["low", "high", "dual"]);
  * assert.deepEqual(sectionKeys("optimizer.lr"), []);
@@ -443,7 +447,7 @@ export function sectionKeys(path: string): string[] {
  *
  * @example Usage
  * ```ts
- * import { schemaKeys } from "@rlvr/train";
+ * import { schemaKeys } from "./schema.ts";
  * import assert from "node:assert/strict";
  * assert.ok(schemaKeys().includes("optimizer.lr"));
  * assert.ok(schemaKeys().includes("rollout.sampler.topP"));

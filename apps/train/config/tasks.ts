@@ -8,7 +8,10 @@
  * mirroring each generator's options interface, and the ranges by actually constructing the
  * task (the generator's own message, which names the field and the allowed range, is shown).
  * `@rlvr/rewards` is imported lazily, when a task is built, because it is the slowest package
- * to load and a config that fails its schema should fail before loading it.
+ * to load and a config that fails its schema should fail before loading it. The tasks are a
+ * `Registry` of `@rlvr/common`, the workspace's one idiom for named functions: each entry is the
+ * task's builder with its schema and description attached, and an unknown name is the registry's
+ * error (every valid name, and a "did you mean").
  *
  * @module
  */
@@ -21,6 +24,7 @@ import type {
   SudokuOptions,
   Task,
 } from "@rlvr/rewards";
+import { Registry } from "@rlvr/common";
 import { z } from "zod";
 import { int } from "./_zod.ts";
 
@@ -34,76 +38,108 @@ const knob = z.union([int(), z.tuple([int(), int()])], {
 });
 const operators = z.array(z.enum(["+", "-", "*", "/"])).min(1);
 
-/** A built-in task: its option schema and how to build it (internal: exposes zod types). */
+/**
+ * A built-in task: called with its options, it builds the task (rejecting with the generator's
+ * message on an out-of-range option); it carries its option schema and description (internal:
+ * exposes zod types).
+ */
 export interface BuiltinTask {
+  /** Builds the task; rejects with the generator's message on an out-of-range option. */
+  (options: Record<string, unknown>): Promise<Task>;
   /** Strict schema of the options (every option optional; the generator has defaults). */
   readonly options: z.ZodType<Record<string, unknown>>;
-  /** Builds the task; rejects with the generator's message on an out-of-range option. */
-  build(options: Record<string, unknown>): Promise<Task>;
   /** One line for `--help` and the README. */
   readonly description: string;
 }
 
+/**
+ * The built-in tasks by name, in alphabetical order (internal: `@rlvr/train` exports none of
+ * it; an unknown name is `BUILTIN_TASKS.get`'s error, which lists the names).
+ *
+ * @example Usage
+ * ```ts
+ * import { BUILTIN_TASKS } from "./tasks.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal((await BUILTIN_TASKS.get("sudoku4")({ holes: 4 })).name, "sudoku4");
+ * assert.throws(
+ *   () => BUILTIN_TASKS.get("sudoku", "task.name"),
+ *   /^RangeError: task\.name: unknown built-in task "sudoku"; valid keys: arithmetic, countdown, knights_knaves, shortest_path, sudoku4 \(did you mean "sudoku4"\?\)$/,
+ * );
+ * ```
+ */
+export const BUILTIN_TASKS: Registry<BuiltinTask> = new Registry<BuiltinTask>("built-in task");
+
+/** Registers a built-in task: its builder with its schema and description attached. */
+function registerTask(
+  name: string,
+  options: BuiltinTask["options"],
+  description: string,
+  build: (options: Record<string, unknown>) => Promise<Task>,
+): void {
+  BUILTIN_TASKS.register(name, Object.assign(build, { options, description }));
+}
+
 // The casts below hand zod-checked plain data to the generators, whose option types are
 // structurally what the schemas accept.
-const TASKS: Record<string, BuiltinTask> = {
-  arithmetic: {
-    options: z.strictObject({
-      digits: knob.optional(),
-      operators: operators.optional(),
-      chainLength: knob.optional(),
-      parentheses: z.boolean().optional(),
-    }),
-    build: async (o) => (await rewards()).arithmeticTask(o as ArithmeticOptions) as unknown as Task,
-    description: "integer arithmetic expressions (digits, operators, chainLength, parentheses)",
-  },
-  countdown: {
-    options: z.strictObject({
-      count: knob.optional(),
-      maxNumber: int().optional(),
-      minTarget: int().optional(),
-      maxTarget: int().optional(),
-      operators: operators.optional(),
-      useAll: z.boolean().optional(),
-    }),
-    build: async (o) => (await rewards()).countdownTask(o as CountdownOptions) as unknown as Task,
-    description:
-      "reach a target with + - * / over given numbers (count, maxNumber, minTarget, maxTarget, operators, useAll)",
-  },
-  knights_knaves: {
-    options: z.strictObject({ people: knob.optional(), compound: z.number().optional() }),
-    build: async (o) => (await rewards()).knightsKnavesTask(o as KnightsOptions) as unknown as Task,
-    description: "knights and knaves logic puzzles (people, compound)",
-  },
-  sudoku4: {
-    options: z.strictObject({ holes: knob.optional() }),
-    build: async (o) => (await rewards()).sudokuTask(o as SudokuOptions) as unknown as Task,
-    description: "4x4 sudoku (holes)",
-  },
-  shortest_path: {
-    options: z.strictObject({
-      nodes: knob.optional(),
-      density: z.number().optional(),
-      maxWeight: int().optional(),
-    }),
-    build: async (o) =>
-      (await rewards()).shortestPathTask(o as ShortestPathOptions) as unknown as Task,
-    description: "shortest path length in a small weighted graph (nodes, density, maxWeight)",
-  },
-};
+registerTask(
+  "arithmetic",
+  z.strictObject({
+    digits: knob.optional(),
+    operators: operators.optional(),
+    chainLength: knob.optional(),
+    parentheses: z.boolean().optional(),
+  }),
+  "integer arithmetic expressions (digits, operators, chainLength, parentheses)",
+  async (o) => (await rewards()).arithmeticTask(o as ArithmeticOptions) as unknown as Task,
+);
+registerTask(
+  "countdown",
+  z.strictObject({
+    count: knob.optional(),
+    maxNumber: int().optional(),
+    minTarget: int().optional(),
+    maxTarget: int().optional(),
+    operators: operators.optional(),
+    useAll: z.boolean().optional(),
+  }),
+  "reach a target with + - * / over given numbers (count, maxNumber, minTarget, maxTarget, operators, useAll)",
+  async (o) => (await rewards()).countdownTask(o as CountdownOptions) as unknown as Task,
+);
+registerTask(
+  "knights_knaves",
+  z.strictObject({ people: knob.optional(), compound: z.number().optional() }),
+  "knights and knaves logic puzzles (people, compound)",
+  async (o) => (await rewards()).knightsKnavesTask(o as KnightsOptions) as unknown as Task,
+);
+registerTask(
+  "shortest_path",
+  z.strictObject({
+    nodes: knob.optional(),
+    density: z.number().optional(),
+    maxWeight: int().optional(),
+  }),
+  "shortest path length in a small weighted graph (nodes, density, maxWeight)",
+  async (o) => (await rewards()).shortestPathTask(o as ShortestPathOptions) as unknown as Task,
+);
+registerTask(
+  "sudoku4",
+  z.strictObject({ holes: knob.optional() }),
+  "4x4 sudoku (holes)",
+  async (o) => (await rewards()).sudokuTask(o as SudokuOptions) as unknown as Task,
+);
 
 /**
  * The names of the built-in tasks, sorted.
  *
  * @example Usage
  * ```ts
- * import { builtinTaskNames } from "@rlvr/train";
+ * import { builtinTaskNames } from "./tasks.ts";
  * import assert from "node:assert/strict";
  * assert.ok(builtinTaskNames().includes("countdown"));
  * ```
  */
 export function builtinTaskNames(): string[] {
-  return Object.keys(TASKS).sort();
+  return BUILTIN_TASKS.names().sort();
 }
 
 /**
@@ -111,7 +147,7 @@ export function builtinTaskNames(): string[] {
  *
  * @example Usage
  * ```ts
- * import { builtinTaskDescription } from "@rlvr/train";
+ * import { builtinTaskDescription } from "./tasks.ts";
  * import assert from "node:assert/strict";
  * assert.match(builtinTaskDescription("sudoku4")!, /holes/);
  * ```
@@ -128,11 +164,11 @@ export function builtinTaskDescription(name: string): string | undefined {
  * import { builtinTask } from "./tasks.ts";
  * import assert from "node:assert/strict";
  * const countdown = builtinTask("countdown")!;
- * assert.equal((await countdown.build({ count: 3 })).name, "countdown");
+ * assert.equal((await countdown({ count: 3 })).name, "countdown");
  * assert.equal(countdown.options.safeParse({ cnt: 3 }).success, false); // unknown option
  * assert.equal(builtinTask("chess"), undefined);
  * ```
  */
 export function builtinTask(name: string): BuiltinTask | undefined {
-  return Object.hasOwn(TASKS, name) ? TASKS[name] : undefined;
+  return BUILTIN_TASKS.has(name) ? BUILTIN_TASKS.get(name) : undefined;
 }

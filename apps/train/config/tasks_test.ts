@@ -10,7 +10,7 @@ Deno.test("built-in tasks: each builds with default options, under its own name,
     "sudoku4",
   ]);
   for (const name of builtinTaskNames()) {
-    const task = await builtinTask(name)!.build({});
+    const task = await builtinTask(name)!({});
     assert.equal(task.name, name);
     const row = task.row(0, 0);
     assert.equal(row.task, name);
@@ -27,6 +27,6 @@ Deno.test("built-in tasks: option names are strict, ranges are the generator's",
     count: [2, 4],
     useAll: true,
   });
-  await assert.rejects(countdown.build({ count: 99 }), /count must be an integer in \[2, 8\]/);
+  await assert.rejects(countdown({ count: 99 }), /count must be an integer in \[2, 8\]/);
   assert.equal(builtinTask("constructor"), undefined); // not an inherited property
 });

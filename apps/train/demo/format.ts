@@ -26,7 +26,7 @@ export const TINY_ALPHABET: readonly string[] = Object.freeze([
  *
  * @example Usage
  * ```ts
- * import { tinyTokenizer } from "@rlvr/train";
+ * import { tinyTokenizer } from "./format.ts";
  * import assert from "node:assert/strict";
  * const tok = tinyTokenizer();
  * assert.equal(tok.decode(tok.encode("7*8=", { addSpecialTokens: false })), "7*8=");
@@ -43,7 +43,7 @@ export function tinyTokenizer(): CharTokenizer {
  *
  * @example Usage
  * ```ts
- * import { promptText } from "@rlvr/train";
+ * import { promptText } from "./format.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import assert from "node:assert/strict";
  * const row = arithmeticTask({ digits: 1, chainLength: 1 }).row(0, 0);
@@ -62,7 +62,7 @@ export function promptText(row: TaskRow): string {
  *
  * @example Usage
  * ```ts
- * import { answerText } from "@rlvr/train";
+ * import { answerText } from "./format.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import assert from "node:assert/strict";
  * const row = arithmeticTask({ digits: 1, chainLength: 1 }).row(0, 0);
@@ -79,7 +79,7 @@ export function answerText(row: TaskRow): string {
  *
  * @example Usage
  * ```ts
- * import { completionReward } from "@rlvr/train";
+ * import { completionReward } from "./format.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import assert from "node:assert/strict";
  * const task = arithmeticTask({ digits: 1, chainLength: 1 });

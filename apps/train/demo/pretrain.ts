@@ -94,7 +94,7 @@ export interface PretrainResult {
  *
  * @example Usage
  * ```ts
- * import { tinyModelConfig } from "@rlvr/train";
+ * import { tinyModelConfig } from "./pretrain.ts";
  * import { parameterCount } from "@rlvr/policy";
  * import assert from "node:assert/strict";
  * assert.ok(parameterCount(tinyModelConfig()) < 250_000);
@@ -121,7 +121,7 @@ export function tinyModelConfig(): ModelConfig {
  *
  * @example Usage
  * ```ts
- * import { defaultTask } from "@rlvr/train";
+ * import { defaultTask } from "./pretrain.ts";
  * import assert from "node:assert/strict";
  * const row = defaultTask().row(0, 0);
  * assert.match(String(row.expression), /^\d\d \+ \d\d$/);
@@ -139,7 +139,7 @@ export function defaultTask(): Task {
  *
  * @example Usage
  * ```ts
- * import { pretrain } from "@rlvr/train";
+ * import { pretrain } from "./pretrain.ts";
  * import assert from "node:assert/strict";
  * const out = await Deno.makeTempDir();
  * const r = await pretrain({ out, maxSteps: 2, evalEvery: 2, evalProblems: 2, evalSamples: 2, log: () => {} });

@@ -41,7 +41,7 @@ export const AGENT_TASK_OPTIONS: Readonly<
  *
  * @example Usage
  * ```ts
- * import { agentCalcEnv } from "@rlvr/train";
+ * import { agentCalcEnv } from "./pretrain_agent.ts";
  * import assert from "node:assert/strict";
  * const env = agentCalcEnv();
  * const row = env.task.row(0, 0);
@@ -123,7 +123,7 @@ function trace(
  *
  * @example Usage
  * ```ts
- * import { pretrainAgent } from "@rlvr/train";
+ * import { pretrainAgent } from "./pretrain_agent.ts";
  * import assert from "node:assert/strict";
  * const out = await Deno.makeTempDir();
  * const r = await pretrainAgent({ out, maxSteps: 2, evalEvery: 2, evalProblems: 2, evalSamples: 2, log: () => {} });

@@ -81,7 +81,7 @@ function body(ops: readonly Op[]): string {
  *
  * @example Usage
  * ```ts
- * import { opsProblems } from "@rlvr/train";
+ * import { opsProblems } from "./pretrain_code.ts";
  * import assert from "node:assert/strict";
  * const rows = opsProblems();
  * assert.equal(rows.length, 756);
@@ -120,7 +120,7 @@ export const OPS_DATA_PATH: string = assetLocation(
  *
  * @example Usage
  * ```ts
- * import { writeOpsData } from "@rlvr/train";
+ * import { writeOpsData } from "./pretrain_code.ts";
  * import assert from "node:assert/strict";
  * const path = await Deno.makeTempFile({ suffix: ".jsonl" });
  * await writeOpsData(path);
@@ -180,7 +180,7 @@ export interface PretrainCodeResult {
  *
  * @example Usage
  * ```ts
- * import { pretrainCode } from "@rlvr/train";
+ * import { pretrainCode } from "./pretrain_code.ts";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * const r = await pretrainCode({

@@ -45,7 +45,9 @@ function required<T>(value: T | null, what: string): T {
  *
  * @example Usage
  * ```ts
- * import { defaultConfig, estimatorInput, trainBatch, validateConfig } from "@rlvr/train";
+ * import { defaultConfig, validateConfig } from "@rlvr/train";
+ * import { estimatorInput } from "./advantages.ts";
+ * import { trainBatch } from "./train_batch.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import assert from "node:assert/strict";
  * const config = await validateConfig(defaultConfig());
@@ -115,7 +117,9 @@ export function estimatorInput(
  *
  * @example Usage
  * ```ts
- * import { batchAdvantages, defaultConfig, trainBatch, validateConfig } from "@rlvr/train";
+ * import { defaultConfig, validateConfig } from "@rlvr/train";
+ * import { batchAdvantages } from "./advantages.ts";
+ * import { trainBatch } from "./train_batch.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import assert from "node:assert/strict";
  * const config = await validateConfig(defaultConfig()); // grpo

@@ -140,7 +140,7 @@ export interface DataTaskOptions {
  *
  * @example Usage
  * ```ts
- * import { referenceAnswers } from "@rlvr/train";
+ * import { referenceAnswers } from "./data_task.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(referenceAnswers("48 / 2 = 24\n#### 72"), ["72"]);
  * assert.deepEqual(referenceAnswers(12), ["12"]);
@@ -222,7 +222,8 @@ function mappingFix(section: DataSection): string {
  *
  * @example Usage
  * ```ts
- * import { dataTask, HELD_OUT_SEED } from "@rlvr/train";
+ * import { dataTask } from "./data_task.ts";
+ * import { HELD_OUT_SEED } from "./problems.ts";
  * import assert from "node:assert/strict";
  * const path = await Deno.makeTempFile({ suffix: ".jsonl" });
  * const lines = Array.from({ length: 20 }, (_, i) =>
@@ -534,7 +535,7 @@ function truncatePrompt(
  *
  * @example Usage
  * ```ts
- * import { isDataTask } from "@rlvr/train";
+ * import { isDataTask } from "./data_task.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import assert from "node:assert/strict";
  * assert.equal(isDataTask(arithmeticTask()), false);

@@ -86,7 +86,7 @@ function quietWaylandProbe(): void {
  *
  * @example Usage
  * ```ts
- * import { selectTrainDevice } from "@rlvr/train";
+ * import { selectTrainDevice } from "./device.ts";
  * import assert from "node:assert/strict";
  * const d = await selectTrainDevice("cpu");
  * assert.equal(d.device, "cpu");
@@ -146,7 +146,7 @@ export async function selectTrainDevice(choice: DeviceChoice | string): Promise<
  *
  * @example Usage
  * ```ts
- * import { deviceLine, selectTrainDevice } from "@rlvr/train";
+ * import { deviceLine, selectTrainDevice } from "./device.ts";
  * import assert from "node:assert/strict";
  * const d = await selectTrainDevice("cpu");
  * assert.equal(deviceLine(d), "device: cpu (trainer.device cpu: requested)");
@@ -178,7 +178,7 @@ export interface DeviceRecord {
  *
  * @example Usage
  * ```ts
- * import { readDeviceRecords, recordDevice, selectTrainDevice } from "@rlvr/train";
+ * import { readDeviceRecords, recordDevice, selectTrainDevice } from "./device.ts";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * await recordDevice(dir, await selectTrainDevice("cpu"), 0);
@@ -214,7 +214,7 @@ export async function recordDevice(
  *
  * @example Usage
  * ```ts
- * import { readDeviceRecords } from "@rlvr/train";
+ * import { readDeviceRecords } from "./device.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(await readDeviceRecords("/nonexistent"), []);
  * ```

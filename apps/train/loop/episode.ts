@@ -120,7 +120,9 @@ interface Live {
  *
  * @example Usage
  * ```ts
- * import { agentCalcEnv, collectEpisodes, loadPolicy } from "@rlvr/train";
+ * import { agentCalcEnv } from "../demo/pretrain_agent.ts";
+ * import { collectEpisodes } from "./episode.ts";
+ * import { loadPolicy } from "./policy.ts";
  * import assert from "node:assert/strict";
  * // The calculator environment in the tiny model's compact syntax: `{347+589}` calls the tool.
  * const env = agentCalcEnv();
@@ -300,7 +302,9 @@ export interface EvaluateEpisodesOptions {
  *
  * @example Usage
  * ```ts
- * import { agentCalcEnv, evaluateEpisodes, loadPolicy } from "@rlvr/train";
+ * import { agentCalcEnv } from "../demo/pretrain_agent.ts";
+ * import { evaluateEpisodes } from "./episode.ts";
+ * import { loadPolicy } from "./policy.ts";
  * import assert from "node:assert/strict";
  * const env = agentCalcEnv();
  * const { model, tokenizer } = await loadPolicy("builtin:tiny");

@@ -138,7 +138,9 @@ export function passRates(
  *
  * @example Usage
  * ```ts
- * import { evaluate, heldOutProblems, loadPolicy } from "@rlvr/train";
+ * import { evaluate } from "./eval.ts";
+ * import { loadPolicy } from "./policy.ts";
+ * import { heldOutProblems } from "./problems.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import assert from "node:assert/strict";
  * const task = arithmeticTask({ digits: 1, chainLength: 1 });

@@ -284,7 +284,7 @@ function interval(ci: ConfidenceInterval): { estimate: number; lower: number; up
  *
  * @example Usage
  * ```ts
- * import { evalMain } from "@rlvr/train";
+ * import { evalMain } from "./eval_main.ts";
  * import assert from "node:assert/strict";
  * const out = await Deno.makeTempDir();
  * const r = await evalMain(["builtin:tiny", "--problems", "4", "--samples", "2", "--out", out], () => {});

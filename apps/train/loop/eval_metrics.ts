@@ -79,7 +79,7 @@ export interface EvalMetricsOptions {
  *
  * @example Usage
  * ```ts
- * import { voteKey } from "@rlvr/train";
+ * import { voteKey } from "./eval_metrics.ts";
  * import assert from "node:assert/strict";
  * assert.equal(voteKey("18"), voteKey("\\$18.00"));
  * assert.notEqual(voteKey("18"), voteKey("19"));
@@ -110,7 +110,7 @@ export function voteKey(answer: string | null): string | null {
  *
  * @example Usage
  * ```ts
- * import { finalAnswer } from "@rlvr/train";
+ * import { finalAnswer } from "./eval_metrics.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import assert from "node:assert/strict";
  * const task = arithmeticTask({ digits: 1, chainLength: 1 });
@@ -139,7 +139,7 @@ export function finalAnswer<R extends TaskRow>(
  *
  * @example Usage
  * ```ts
- * import { evalMetrics } from "@rlvr/train";
+ * import { evalMetrics } from "./eval_metrics.ts";
  * import assert from "node:assert/strict";
  * const m = evalMetrics([
  *   { rewards: [1, 0, 0, 1], answers: ["4", "5", "5", "4"] }, // tie 2-2: "4" came first

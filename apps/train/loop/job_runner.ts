@@ -12,7 +12,7 @@
 import type { CausalLM, Tokenizer } from "@rlvr/policy";
 import type { Environment, Task } from "@rlvr/rewards";
 import type { Config } from "../config/types.ts";
-import { builtinEnv } from "../config/envs.ts";
+import { BUILTIN_ENVS } from "../config/envs.ts";
 import { collectEpisodes } from "./episode.ts";
 import type { PartialRollouts } from "./partial.ts";
 import { episodeIo } from "./prompt.ts";
@@ -37,7 +37,8 @@ export interface JobTask {
  *
  * @example Usage
  * ```ts
- * import { defaultConfig, jobTask, validateConfig } from "@rlvr/train";
+ * import { defaultConfig, validateConfig } from "@rlvr/train";
+ * import { jobTask } from "./job_runner.ts";
  * import assert from "node:assert/strict";
  * const config = await validateConfig(defaultConfig());
  * const { task, env } = await jobTask(config);
@@ -58,11 +59,8 @@ export async function jobTask(
     });
     return { task, env: null, rewards };
   }
-  const spec = builtinEnv(e.name);
-  if (spec === undefined) {
-    throw new Error(`task.env.name: ${e.name} is not a built-in environment; see --help`);
-  }
-  const env = await spec.build(e.options, { maxTurns: e.maxTurns, syntax: e.syntax });
+  const build = BUILTIN_ENVS.get(e.name, "task.env.name");
+  const env = await build(e.options, { maxTurns: e.maxTurns, syntax: e.syntax });
   return { task: env.task, env, rewards: null };
 }
 
@@ -84,7 +82,10 @@ export interface JobWorkspace extends JobTask {
  *
  * @example Usage
  * ```ts
- * import { defaultConfig, jobRowCount, jobTask, loadPolicy, runRolloutJob, validateConfig } from "@rlvr/train";
+ * import { defaultConfig, validateConfig } from "@rlvr/train";
+ * import { jobTask, runRolloutJob } from "./job_runner.ts";
+ * import { loadPolicy } from "./policy.ts";
+ * import { jobRowCount } from "./rollout_job.ts";
  * import assert from "node:assert/strict";
  * const config = await validateConfig(defaultConfig());
  * config.rollout.batchSize = 4;

@@ -49,7 +49,8 @@ export interface Learner {
  *
  * @example Usage
  * ```ts
- * import { defaultConfig, loadLearner, validateConfig } from "@rlvr/train";
+ * import { defaultConfig, validateConfig } from "@rlvr/train";
+ * import { loadLearner } from "./learner.ts";
  * import assert from "node:assert/strict";
  * const config = await validateConfig(defaultConfig());
  * const learner = await loadLearner(config, null);

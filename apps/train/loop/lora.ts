@@ -65,7 +65,7 @@ const PREFIX = "base_model.model.";
  *
  * @example Usage
  * ```ts
- * import { loraParamNames } from "@rlvr/train";
+ * import { loraParamNames } from "./lora.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(loraParamNames(1, ["v_proj", "q_proj"]), [
  *   "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight",
@@ -94,7 +94,8 @@ export function loraParamNames(numLayers: number, targetModules: readonly string
  *
  * @example Usage
  * ```ts
- * import { type AttachedLora, attachRunLora, loadPolicy } from "@rlvr/train";
+ * import { type AttachedLora, attachRunLora } from "./lora.ts";
+ * import { loadPolicy } from "./policy.ts";
  * import assert from "node:assert/strict";
  * const { model } = await loadPolicy("builtin:tiny");
  * const lora: AttachedLora = attachRunLora(model, { rank: 2, alpha: 4, targetModules: ["q_proj"] }, { seed: 0 });
@@ -121,7 +122,8 @@ export interface AttachedLora {
  *
  * @example Usage
  * ```ts
- * import { attachRunLora, loadPolicy } from "@rlvr/train";
+ * import { attachRunLora } from "./lora.ts";
+ * import { loadPolicy } from "./policy.ts";
  * import assert from "node:assert/strict";
  * const { model } = await loadPolicy("builtin:tiny");
  * const lora = attachRunLora(model, { rank: 2, alpha: 4, targetModules: ["q_proj", "v_proj"] }, { seed: 0 });
@@ -164,7 +166,8 @@ export function attachRunLora(
  *
  * @example Usage
  * ```ts
- * import { attachRunLora, loadPolicy, withoutAdapters } from "@rlvr/train";
+ * import { attachRunLora, withoutAdapters } from "./lora.ts";
+ * import { loadPolicy } from "./policy.ts";
  * import assert from "node:assert/strict";
  * const { model } = await loadPolicy("builtin:tiny");
  * attachRunLora(model, { rank: 2, alpha: 4, targetModules: ["q_proj"] }, { seed: 0 });
@@ -211,7 +214,7 @@ export interface LoraCheckpoint {
  *
  * @example Usage
  * ```ts
- * import { isLoraCheckpoint } from "@rlvr/train";
+ * import { isLoraCheckpoint } from "./lora.ts";
  * import assert from "node:assert/strict";
  * assert.equal(await isLoraCheckpoint("/nonexistent"), false);
  * ```
@@ -230,7 +233,8 @@ export async function isLoraCheckpoint(dir: string): Promise<boolean> {
  *
  * @example Usage
  * ```ts
- * import { attachRunLora, loadLoraCheckpoint, loadPolicy, saveLoraCheckpoint } from "@rlvr/train";
+ * import { attachRunLora, loadLoraCheckpoint, saveLoraCheckpoint } from "./lora.ts";
+ * import { loadPolicy } from "./policy.ts";
  * import { LoraAdapters } from "@rlvr/policy";
  * import assert from "node:assert/strict";
  * const { model } = await loadPolicy("builtin:tiny");
@@ -290,7 +294,7 @@ export async function saveLoraCheckpoint(
  *
  * @example Usage
  * ```ts
- * import { loadLoraCheckpoint } from "@rlvr/train";
+ * import { loadLoraCheckpoint } from "./lora.ts";
  * import assert from "node:assert/strict";
  * await assert.rejects(loadLoraCheckpoint("/nonexistent"), /adapter_config\.json/);
  * ```
@@ -338,7 +342,8 @@ export async function loadLoraCheckpoint(dir: string): Promise<LoraCheckpoint> {
  *
  * @example Usage
  * ```ts
- * import { attachRunLora, loadPolicy, saveMergedModel } from "@rlvr/train";
+ * import { attachRunLora, saveMergedModel } from "./lora.ts";
+ * import { loadPolicy } from "./policy.ts";
  * import assert from "node:assert/strict";
  * const { model, tokenizer } = await loadPolicy("builtin:tiny");
  * attachRunLora(model, { rank: 2, alpha: 4, targetModules: ["q_proj"] }, { seed: 0 });
@@ -380,7 +385,8 @@ export async function saveMergedModel(
  *
  * @example Usage
  * ```ts
- * import { attachRunLora, loadPolicy, withMergedParams } from "@rlvr/train";
+ * import { attachRunLora, withMergedParams } from "./lora.ts";
+ * import { loadPolicy } from "./policy.ts";
  * import assert from "node:assert/strict";
  * const { model } = await loadPolicy("builtin:tiny");
  * attachRunLora(model, { rank: 2, alpha: 4, targetModules: ["q_proj"] }, { seed: 0 });
@@ -424,7 +430,8 @@ export async function withMergedParams<T>(
  *
  * @example Usage
  * ```ts
- * import { attachRunLora, loadPolicy, policySnapshot } from "@rlvr/train";
+ * import { attachRunLora, policySnapshot } from "./lora.ts";
+ * import { loadPolicy } from "./policy.ts";
  * import { applySnapshot } from "@rlvr/infra";
  * import assert from "node:assert/strict";
  * const { model } = await loadPolicy("builtin:tiny");

@@ -41,7 +41,7 @@ const SHUFFLE_DOMAIN = 0x6d696e69;
  *
  * @example Usage
  * ```ts
- * import { miniBatchPlan } from "@rlvr/train";
+ * import { miniBatchPlan } from "./minibatch.ts";
  * import assert from "node:assert/strict";
  * const plan = miniBatchPlan({ batchSize: 6, miniBatchSize: 4, epochs: 2, shuffle: false, seed: 0, step: 1 });
  * assert.deepEqual(plan, [[[0, 1, 2, 3], [4, 5]], [[0, 1, 2, 3], [4, 5]]]);
@@ -81,7 +81,7 @@ export function miniBatchPlan(opts: MiniBatchPlanOptions): number[][][] {
  *
  * @example Usage
  * ```ts
- * import { microBatches } from "@rlvr/train";
+ * import { microBatches } from "./minibatch.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(microBatches([4, 0, 2], 2), [[4, 0], [2]]);
  * ```

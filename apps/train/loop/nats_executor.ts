@@ -90,7 +90,7 @@ import {
  *
  * @example Usage
  * ```ts
- * import type { NatsExecutorOptions } from "@rlvr/train";
+ * import type { NatsExecutorOptions } from "./nats_executor.ts";
  * import assert from "node:assert/strict";
  * const o: NatsExecutorOptions = { runId: "grpo-1", ackWaitMs: 30_000 };
  * assert.equal(o.runId, "grpo-1");
@@ -747,7 +747,7 @@ class NatsExecutor implements RolloutExecutor {
  *
  * @example Usage
  * ```ts
- * import { startNatsExecutors } from "@rlvr/train";
+ * import { startNatsExecutors } from "./nats_executor.ts";
  * import assert from "node:assert/strict";
  * // with a server and `config.rollout.nats` set:
  * //   const executors = await startNatsExecutors(config, 2, { runId: "grpo-1", log: console.log });

@@ -64,7 +64,7 @@ import type { RolloutJob } from "./rollout_job.ts";
  *
  * @example Usage
  * ```ts
- * import { RUN_BUCKET } from "@rlvr/train";
+ * import { RUN_BUCKET } from "./nats_protocol.ts";
  * import assert from "node:assert/strict";
  * assert.equal(RUN_BUCKET, "rlvr-run");
  * ```
@@ -75,7 +75,7 @@ export const RUN_BUCKET = "rlvr-run";
  *
  * @example Usage
  * ```ts
- * import { ACTIVE_RUN } from "@rlvr/train";
+ * import { ACTIVE_RUN } from "./nats_protocol.ts";
  * import assert from "node:assert/strict";
  * assert.equal(ACTIVE_RUN, "active");
  * ```
@@ -87,7 +87,7 @@ export const ACTIVE_RUN = "active";
  *
  * @example Usage
  * ```ts
- * import type { NatsRun } from "@rlvr/train";
+ * import type { NatsRun } from "./nats_protocol.ts";
  * import assert from "node:assert/strict";
  * const bucketOf = (run: NatsRun) => run.weightsBucket;
  * assert.equal(typeof bucketOf, "function");
@@ -119,7 +119,7 @@ export interface NatsRun {
  *
  * @example Usage
  * ```ts
- * import type { NatsJob } from "@rlvr/train";
+ * import type { NatsJob } from "./nats_protocol.ts";
  * import assert from "node:assert/strict";
  * const j: NatsJob = { incarnation: "abc", job: { id: 1, key: 1, rows: [] } };
  * assert.equal(j.job.key, 1);
@@ -165,7 +165,7 @@ export interface NatsWeightsPin {
  *
  * @example Usage
  * ```ts
- * import type { NatsResult } from "@rlvr/train";
+ * import type { NatsResult } from "./nats_protocol.ts";
  * import assert from "node:assert/strict";
  * const r: NatsResult = { kind: "error", name: "Error", message: "out of memory" };
  * assert.equal(r.kind, "error");
@@ -207,7 +207,7 @@ export type NatsResult =
  *
  * @example Usage
  * ```ts
- * import { decodeJson, encodeJson } from "@rlvr/train";
+ * import { decodeJson, encodeJson } from "./nats_protocol.ts";
  * import assert from "node:assert/strict";
  * const text = encodeJson({ logprobs: [-0.5, -Infinity], reward: NaN });
  * assert.deepEqual(decodeJson(text), { logprobs: [-0.5, -Infinity], reward: NaN });
@@ -228,7 +228,7 @@ export function encodeJson(value: unknown): string {
  *
  * @example Usage
  * ```ts
- * import { decodeJson } from "@rlvr/train";
+ * import { decodeJson } from "./nats_protocol.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(decodeJson('[1, {"$num": "-Infinity"}]'), [1, -Infinity]);
  * ```
@@ -421,7 +421,7 @@ export async function writeActiveRun(nc: NatsConnection, run: NatsRun): Promise<
  *
  * @example Usage
  * ```ts
- * import { newIncarnation } from "@rlvr/train";
+ * import { newIncarnation } from "./nats_protocol.ts";
  * import assert from "node:assert/strict";
  * const a = newIncarnation();
  * assert.match(a, /^[a-z0-9]+$/);

@@ -36,7 +36,7 @@ import {
  *
  * @example Usage
  * ```ts
- * import type { PartialRollouts } from "@rlvr/train";
+ * import type { PartialRollouts } from "./partial.ts";
  * import assert from "node:assert/strict";
  * let version = 0;
  * let waiting: number | null = 1; // version 1 arrived
@@ -90,7 +90,8 @@ export type PartialGenerateOptions = Omit<
  *
  * @example Usage
  * ```ts
- * import { generatePartial, loadPolicy } from "@rlvr/train";
+ * import { generatePartial } from "./partial.ts";
+ * import { loadPolicy } from "./policy.ts";
  * import { generate } from "@rlvr/policy";
  * import assert from "node:assert/strict";
  * const { model, tokenizer } = await loadPolicy("builtin:tiny");

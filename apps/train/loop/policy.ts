@@ -89,7 +89,8 @@ export interface LoadedPolicy {
  *
  * @example Usage
  * ```ts
- * import { stopTokenIds, tinyTokenizer } from "@rlvr/train";
+ * import { tinyTokenizer } from "../demo/format.ts";
+ * import { stopTokenIds } from "./policy.ts";
  * import { modelConfig } from "@rlvr/policy";
  * import assert from "node:assert/strict";
  * const config = modelConfig({
@@ -131,7 +132,7 @@ export function stopTokenIds(
  *
  * @example Usage
  * ```ts
- * import { checkpointDir, TINY_CHECKPOINT_DIR } from "@rlvr/train";
+ * import { checkpointDir, TINY_CHECKPOINT_DIR } from "./policy.ts";
  * import assert from "node:assert/strict";
  * assert.equal(checkpointDir("builtin:tiny"), TINY_CHECKPOINT_DIR);
  * assert.equal(checkpointDir("models/x"), "models/x");
@@ -153,7 +154,7 @@ export function checkpointDir(checkpoint: string): string {
  *
  * @example Usage
  * ```ts
- * import { loadPolicy } from "@rlvr/train";
+ * import { loadPolicy } from "./policy.ts";
  * import assert from "node:assert/strict";
  * const p = await loadPolicy("builtin:tiny");
  * assert.equal(p.model.config.vocabSize, p.tokenizer.vocabSize);

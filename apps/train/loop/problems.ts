@@ -22,7 +22,7 @@ export const HELD_OUT_SEED = 1_000_003;
  *
  * @example Usage
  * ```ts
- * import { heldOutProblems } from "@rlvr/train";
+ * import { heldOutProblems } from "./problems.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import assert from "node:assert/strict";
  * const task = arithmeticTask({ digits: 1, chainLength: 1 });
@@ -58,7 +58,7 @@ export function heldOutProblems<R extends TaskRow>(task: Task<R>, count: number)
  *
  * @example Usage
  * ```ts
- * import { heldOutProblems, TrainStream } from "@rlvr/train";
+ * import { heldOutProblems, TrainStream } from "./problems.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import assert from "node:assert/strict";
  * const task = arithmeticTask({ digits: 1, chainLength: 1 });

@@ -42,7 +42,8 @@ const formats = new WeakMap<Tokenizer, PromptFormat>();
  *
  * @example Usage
  * ```ts
- * import { promptFormat, tinyTokenizer } from "@rlvr/train";
+ * import { tinyTokenizer } from "../demo/format.ts";
+ * import { promptFormat } from "./prompt.ts";
  * import { HfTokenizer } from "@rlvr/policy";
  * import assert from "node:assert/strict";
  * assert.equal(promptFormat(tinyTokenizer()), "compact");
@@ -85,7 +86,8 @@ export function promptFormat(tokenizer: Tokenizer): PromptFormat {
  *
  * @example Usage
  * ```ts
- * import { renderPrompt, tinyTokenizer } from "@rlvr/train";
+ * import { tinyTokenizer } from "../demo/format.ts";
+ * import { renderPrompt } from "./prompt.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import assert from "node:assert/strict";
  * const row = arithmeticTask({ digits: 1, chainLength: 1 }).row(0, 0);
@@ -116,7 +118,8 @@ export function renderPrompt(
  *
  * @example Usage
  * ```ts
- * import { promptIds, tinyTokenizer } from "@rlvr/train";
+ * import { tinyTokenizer } from "../demo/format.ts";
+ * import { promptIds } from "./prompt.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import assert from "node:assert/strict";
  * const tok = tinyTokenizer();
@@ -138,7 +141,8 @@ export function promptIds(
  *
  * @example Usage
  * ```ts
- * import { loadPolicy, renderText } from "@rlvr/train";
+ * import { loadPolicy } from "./policy.ts";
+ * import { renderText } from "./prompt.ts";
  * import assert from "node:assert/strict";
  * const { tokenizer } = await loadPolicy("builtin:tiny");
  * assert.equal(renderText(tokenizer, "347+589="), "347+589=");
@@ -162,7 +166,8 @@ export function renderText(
  *
  * @example Usage
  * ```ts
- * import { encodeRendered, loadPolicy, promptIds } from "@rlvr/train";
+ * import { loadPolicy } from "./policy.ts";
+ * import { encodeRendered, promptIds } from "./prompt.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import assert from "node:assert/strict";
  * const { tokenizer } = await loadPolicy("builtin:tiny");
@@ -186,7 +191,8 @@ export function encodeRendered(
  *
  * @example Usage
  * ```ts
- * import { episodeIo, loadPolicy } from "@rlvr/train";
+ * import { loadPolicy } from "./policy.ts";
+ * import { episodeIo } from "./rollout_source.ts";
  * import assert from "node:assert/strict";
  * const { model, tokenizer } = await loadPolicy("builtin:tiny");
  * const io = episodeIo(tokenizer);

@@ -102,7 +102,9 @@ export function usesStrategies(s: SamplingSection | undefined): s is SamplingSec
  *
  * @example Usage
  * ```ts
- * import { defaultConfig, heldOutProblems, PromptSource, TrainStream } from "@rlvr/train";
+ * import { defaultConfig } from "@rlvr/train";
+ * import { heldOutProblems, TrainStream } from "./problems.ts";
+ * import { PromptSource } from "./prompt_source.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import assert from "node:assert/strict";
  * const task = arithmeticTask({ digits: [1, 3], chainLength: 1 });

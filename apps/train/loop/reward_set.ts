@@ -25,8 +25,8 @@ import { pathToFileURL } from "node:url";
 import type { Reward, Row, Task } from "@rlvr/rewards";
 import type { RewardSpec } from "../config/types.ts";
 import {
-  builtinRewardType,
   parseRewardPath,
+  REWARD_TYPES,
   rewardName,
   type TrainRewardInput,
 } from "../config/rewards.ts";
@@ -106,7 +106,7 @@ function isReward(x: unknown): x is Reward<Row> {
  *
  * @example Usage
  * ```ts
- * import { asReward } from "@rlvr/train";
+ * import { asReward } from "./reward_set.ts";
  * import assert from "node:assert/strict";
  * const short = asReward("short", ({ completions }) => completions.map((c) => c.length < 5 ? 1 : 0));
  * const out = await short.scoreBatch!([
@@ -178,7 +178,7 @@ async function loadModuleReward(spec: RewardSpec, i: number, cwd: string): Promi
  *
  * @example Usage
  * ```ts
- * import { RewardSet } from "@rlvr/train";
+ * import { RewardSet } from "./reward_set.ts";
  * import assert from "node:assert/strict";
  * const set = await RewardSet.fromSpecs([
  *   { inline: "short", weight: 1, options: {} },
@@ -221,10 +221,9 @@ export class RewardSet {
       let reward: Reward<Row>;
       let logprobs = false;
       if (spec.type != null) {
-        const type = builtinRewardType(spec.type);
-        if (type === undefined) throw new Error(`rewards[${i}].type: unknown reward ${spec.type}`);
+        const type = REWARD_TYPES.get(spec.type, `rewards[${i}].type`);
         try {
-          reward = { ...(await type.build(spec.options, { task: ctx.task })), name };
+          reward = { ...(await type(spec.options, { task: ctx.task })), name };
         } catch (e) {
           throw new Error(
             `rewards[${i}].options: rejected by reward ${spec.type}: ${(e as Error).message}`,

@@ -188,7 +188,7 @@ export interface RewardParts {
  *
  * @example Usage
  * ```ts
- * import { rolloutReward } from "@rlvr/train";
+ * import { rolloutReward } from "./rollout.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import assert from "node:assert/strict";
  * const task = arithmeticTask({ digits: 1, chainLength: 1 });
@@ -243,7 +243,9 @@ function std(xs: readonly number[]): number {
  *
  * @example Usage
  * ```ts
- * import { collectRollout, heldOutProblems, loadPolicy, TrainStream } from "@rlvr/train";
+ * import { loadPolicy } from "./policy.ts";
+ * import { heldOutProblems, TrainStream } from "./problems.ts";
+ * import { collectRollout } from "./rollout.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import assert from "node:assert/strict";
  * const task = arithmeticTask({ digits: 1, chainLength: 1 });

@@ -98,7 +98,8 @@ export interface RolloutExecutor {
  *
  * @example Usage
  * ```ts
- * import { batchVersions, type Rollout, type RolloutItem } from "@rlvr/train";
+ * import { type Rollout, type RolloutItem } from "./rollout.ts";
+ * import { batchVersions } from "./rollout_job.ts";
  * import assert from "node:assert/strict";
  * const item = (tokenVersions: number[]) => ({ tokenVersions }) as RolloutItem;
  * const r = { items: [item([3, 3, 4]), item([3])] } as Rollout;
@@ -126,7 +127,8 @@ export function batchVersions(
  *
  * @example Usage
  * ```ts
- * import { defaultConfig, jobRowCount, validateConfig } from "@rlvr/train";
+ * import { defaultConfig, validateConfig } from "@rlvr/train";
+ * import { jobRowCount } from "./rollout_job.ts";
  * import assert from "node:assert/strict";
  * const config = await validateConfig(defaultConfig());
  * assert.equal(jobRowCount(config), config.rollout.batchSize / config.rollout.groupSize);
@@ -144,7 +146,8 @@ export function jobRowCount(config: Config): number {
  *
  * @example Usage
  * ```ts
- * import { defaultConfig, rolloutOptionsOf, validateConfig } from "@rlvr/train";
+ * import { defaultConfig, validateConfig } from "@rlvr/train";
+ * import { rolloutOptionsOf } from "./rollout_job.ts";
  * import assert from "node:assert/strict";
  * const config = await validateConfig(defaultConfig());
  * const o = rolloutOptionsOf(config, 7, [2]);
@@ -183,7 +186,8 @@ export function rolloutOptionsOf(
  *
  * @example Usage
  * ```ts
- * import { defaultConfig, episodeOptionsOf, validateConfig } from "@rlvr/train";
+ * import { defaultConfig, validateConfig } from "@rlvr/train";
+ * import { episodeOptionsOf } from "./rollout_job.ts";
  * import assert from "node:assert/strict";
  * const config = await validateConfig(defaultConfig());
  * const o = episodeOptionsOf(config, 7, [2]);
@@ -212,7 +216,7 @@ export function episodeOptionsOf(
  *
  * @example Usage
  * ```ts
- * import { listStream } from "@rlvr/train";
+ * import { listStream } from "./rollout_job.ts";
  * import assert from "node:assert/strict";
  * const s = listStream([1, 2, 3]);
  * assert.deepEqual(s.take(2), [1, 2]);

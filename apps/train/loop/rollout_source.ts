@@ -105,7 +105,10 @@ const local = {
  *
  * @example Usage
  * ```ts
- * import { defaultConfig, heldOutProblems, loadPolicy, syncRollouts, TrainStream, validateConfig } from "@rlvr/train";
+ * import { defaultConfig, validateConfig } from "@rlvr/train";
+ * import { loadPolicy } from "./policy.ts";
+ * import { heldOutProblems, TrainStream } from "./problems.ts";
+ * import { syncRollouts } from "./rollout_source.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import assert from "node:assert/strict";
  * const config = await validateConfig(defaultConfig());
@@ -157,7 +160,11 @@ export { episodeIo };
  *
  * @example Usage
  * ```ts
- * import { agentCalcEnv, defaultConfig, episodeRollouts, heldOutProblems, loadPolicy, TrainStream, validateConfig } from "@rlvr/train";
+ * import { defaultConfig, validateConfig } from "@rlvr/train";
+ * import { agentCalcEnv } from "../demo/pretrain_agent.ts";
+ * import { loadPolicy } from "./policy.ts";
+ * import { heldOutProblems, TrainStream } from "./problems.ts";
+ * import { episodeRollouts } from "./rollout_source.ts";
  * import assert from "node:assert/strict";
  * const config = await validateConfig(defaultConfig());
  * config.rollout.batchSize = 4;
@@ -196,7 +203,8 @@ export function episodeRollouts(ctx: SourceContext, env: Environment): RolloutSo
  *
  * @example Usage
  * ```ts
- * import { type EpisodeItem, episodeMetrics } from "@rlvr/train";
+ * import { type EpisodeItem } from "./episode.ts";
+ * import { episodeMetrics } from "./rollout_source.ts";
  * import assert from "node:assert/strict";
  * const items = [{ turns: 1, success: true }, { turns: 2, success: false }] as EpisodeItem[];
  * assert.deepEqual(episodeMetrics(items), { "episode/turns": 1.5, "episode/success": 0.5 });
@@ -245,7 +253,7 @@ export interface ScheduledStart {
  *
  * @example Usage
  * ```ts
- * import { scheduledRollouts } from "@rlvr/train";
+ * import { scheduledRollouts } from "./rollout_source.ts";
  * import assert from "node:assert/strict";
  * // Starting one needs Web Workers and a model; see async_run_test.ts for a full run.
  * assert.equal(typeof scheduledRollouts, "function");

@@ -95,7 +95,8 @@ export interface ScheduledBatch {
  *
  * @example Usage
  * ```ts
- * import { RolloutScheduler, type RolloutExecutor } from "@rlvr/train";
+ * import { type RolloutExecutor } from "./rollout_job.ts";
+ * import { RolloutScheduler } from "./scheduler.ts";
  * import { StalenessGate, type WeightSnapshot } from "@rlvr/infra";
  * import assert from "node:assert/strict";
  * // A stand-in executor: its "rollout" is empty, tagged by the scheduler with its version.

@@ -70,7 +70,8 @@ async function host(t: Tensor): Promise<Float32Array> {
  * @example Usage
  * ```ts
  * import { attachValueHead } from "@rlvr/policy";
- * import { completionValues, loadPolicy } from "@rlvr/train";
+ * import { loadPolicy } from "./policy.ts";
+ * import { completionValues } from "./scoring.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import assert from "node:assert/strict";
  * const { model } = await loadPolicy("builtin:tiny");
@@ -122,7 +123,11 @@ export function completionValues(model: CausalLM, items: readonly RolloutItem[])
  *
  * @example Usage
  * ```ts
- * import { collectRollout, heldOutProblems, loadPolicy, scoreBeforeUpdate, trainBatch, TrainStream } from "@rlvr/train";
+ * import { loadPolicy } from "./policy.ts";
+ * import { heldOutProblems, TrainStream } from "./problems.ts";
+ * import { collectRollout } from "./rollout.ts";
+ * import { scoreBeforeUpdate } from "./scoring.ts";
+ * import { trainBatch } from "./train_batch.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import assert from "node:assert/strict";
  * const task = arithmeticTask({ digits: 1, chainLength: 1 });

@@ -79,7 +79,8 @@ export interface SaveTrainStateOptions {
  *
  * @example Usage
  * ```ts
- * import { loadPolicy, loadTrainState, saveTrainState } from "@rlvr/train";
+ * import { loadPolicy } from "./policy.ts";
+ * import { loadTrainState, saveTrainState } from "./state.ts";
  * import { AdamW } from "@rlvr/tensor";
  * import assert from "node:assert/strict";
  * const { model, tokenizer } = await loadPolicy("builtin:tiny");
@@ -180,7 +181,7 @@ export interface LoadedTrainState {
  *
  * @example Usage
  * ```ts
- * import { loadTrainState } from "@rlvr/train";
+ * import { loadTrainState } from "./state.ts";
  * import assert from "node:assert/strict";
  * await assert.rejects(loadTrainState("/nonexistent"), /no checkpoint folder/);
  * ```
@@ -229,7 +230,7 @@ export const SCHEDULER_FILE = "rollouts.json";
  *
  * @example Usage
  * ```ts
- * import { loadSchedulerState, saveSchedulerState } from "@rlvr/train";
+ * import { loadSchedulerState, saveSchedulerState } from "./state.ts";
  * import { StalenessGate } from "@rlvr/infra";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
@@ -249,7 +250,7 @@ export async function saveSchedulerState(dir: string, state: SchedulerState): Pr
  *
  * @example Usage
  * ```ts
- * import { loadSchedulerState } from "@rlvr/train";
+ * import { loadSchedulerState } from "./state.ts";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * assert.equal(await loadSchedulerState(dir), null);
@@ -282,7 +283,7 @@ export interface SamplingCheckpoint {
  *
  * @example Usage
  * ```ts
- * import { loadSamplingState, saveSamplingState } from "@rlvr/train";
+ * import { loadSamplingState, saveSamplingState } from "./state.ts";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * const state = { prompts: { version: 1 as const, position: 3, tracker: null, greso: null, replay: {} }, klCoef: 0.02 };
@@ -301,7 +302,7 @@ export async function saveSamplingState(dir: string, state: SamplingCheckpoint):
  *
  * @example Usage
  * ```ts
- * import { loadSamplingState } from "@rlvr/train";
+ * import { loadSamplingState } from "./state.ts";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * assert.equal(await loadSamplingState(dir), null);

@@ -25,7 +25,8 @@ export interface StepTimes {
  *
  * @example Usage
  * ```ts
- * import { defaultConfig, stepRecord, validateConfig } from "@rlvr/train";
+ * import { defaultConfig, validateConfig } from "@rlvr/train";
+ * import { stepRecord } from "./step_record.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import assert from "node:assert/strict";
  * const config = await validateConfig(defaultConfig());

@@ -13,7 +13,7 @@
  */
 
 import type { Task } from "@rlvr/rewards";
-import { builtinTask, builtinTaskNames } from "../config/tasks.ts";
+import { BUILTIN_TASKS, builtinTaskNames } from "../config/tasks.ts";
 import type { Config, TaskSection } from "../config/types.ts";
 import { dataTask, type DataTaskOptions, isDataTask } from "./data_task.ts";
 import { HELD_OUT_SEED } from "./problems.ts";
@@ -23,7 +23,7 @@ import { HELD_OUT_SEED } from "./problems.ts";
  *
  * @example Usage
  * ```ts
- * import { taskFromConfig } from "@rlvr/train";
+ * import { taskFromConfig } from "./task.ts";
  * import assert from "node:assert/strict";
  * const task = await taskFromConfig({ name: "arithmetic", options: { digits: 1 }, formatWeight: 0 });
  * assert.equal(task.name, "arithmetic");
@@ -43,15 +43,8 @@ export async function taskFromConfig(
       }) or --data <file>`,
     );
   }
-  const t = builtinTask(section.name);
-  if (t === undefined) {
-    throw new Error(
-      `task.name: unknown task ${JSON.stringify(section.name)}; use one of ${
-        builtinTaskNames().join(", ")
-      }`,
-    );
-  }
-  return await t.build(section.options ?? {});
+  const build = BUILTIN_TASKS.get(section.name, "task.name");
+  return await build(section.options ?? {});
 }
 
 /**
@@ -60,7 +53,8 @@ export async function taskFromConfig(
  *
  * @example Usage
  * ```ts
- * import { defaultConfig, trainingTask, validateConfig } from "@rlvr/train";
+ * import { defaultConfig, validateConfig } from "@rlvr/train";
+ * import { trainingTask } from "./task.ts";
  * import assert from "node:assert/strict";
  * const task = await trainingTask(await validateConfig(defaultConfig()));
  * assert.equal(task.name, "arithmetic");

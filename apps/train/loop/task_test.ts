@@ -24,6 +24,11 @@ Deno.test("taskFromConfig: a built-in task by name and options, or the dataset o
     assert.equal(task.path, path);
     assert.equal(task.train.length + task.test.length, 40);
   });
+  // A section that skipped the schema: the built-in task registry's error names the key.
+  await assert.rejects(
+    taskFromConfig({ name: "countdwon", formatWeight: 0 }),
+    /^RangeError: task\.name: unknown built-in task "countdwon"; valid keys: arithmetic, countdown, .* \(did you mean "countdown"\?\)$/,
+  );
 });
 
 Deno.test("trainingTask: refuses the held-out seed, an empty split and more eval problems than test rows", async () => {

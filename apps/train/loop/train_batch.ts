@@ -42,7 +42,7 @@ export interface TrainBatch {
  *
  * @example Usage
  * ```ts
- * import { trainBatch, tokensOf } from "@rlvr/train";
+ * import { tokensOf, trainBatch } from "./train_batch.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import assert from "node:assert/strict";
  * const row = arithmeticTask({ digits: 1, chainLength: 1 }).row(0, 0);
@@ -87,7 +87,7 @@ export function trainBatch(items: readonly RolloutItem[]): TrainBatch {
  *
  * @example Usage
  * ```ts
- * import { trainBatch, tokensOf } from "@rlvr/train";
+ * import { tokensOf, trainBatch } from "./train_batch.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import assert from "node:assert/strict";
  * const row = arithmeticTask({ digits: 1, chainLength: 1 }).row(0, 0);
@@ -110,7 +110,7 @@ export function tokensOf(batch: TrainBatch, rows: readonly number[]): number {
  *
  * @example Usage
  * ```ts
- * import { gatherRows } from "@rlvr/train";
+ * import { gatherRows } from "./train_batch.ts";
  * import assert from "node:assert/strict";
  * const m = [1, 2, 3, 4, 5, 6]; // [2, 3]
  * const t = gatherRows(m, 3, [1, 0], 2);

@@ -75,7 +75,8 @@ export interface TrainContext {
  *
  * @example Usage
  * ```ts
- * import { defaultConfig, scoreNeedsOf, validateConfig } from "@rlvr/train";
+ * import { defaultConfig, validateConfig } from "@rlvr/train";
+ * import { scoreNeedsOf } from "./trainer.ts";
  * import assert from "node:assert/strict";
  * const config = await validateConfig(defaultConfig());
  * assert.equal(scoreNeedsOf(config, 1, false).old, false); // read from the gradient pass
@@ -98,9 +99,11 @@ export function scoreNeedsOf(config: Config, steps: number, hasRef: boolean): Sc
  *
  * @example Usage
  * ```ts
- * import {
- *   collectRollout, heldOutProblems, loadConfig, loadPolicy, trainStep, TrainStream,
- * } from "@rlvr/train";
+ * import { loadConfig } from "@rlvr/train";
+ * import { loadPolicy } from "./policy.ts";
+ * import { heldOutProblems, TrainStream } from "./problems.ts";
+ * import { collectRollout } from "./rollout.ts";
+ * import { trainStep } from "./trainer.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import { AdamW } from "@rlvr/tensor";
  * import assert from "node:assert/strict";

@@ -93,10 +93,15 @@ class WeightedMeans {
  *
  * @example Usage
  * ```ts
- * import {
- *   batchAdvantages, collectRollout, heldOutProblems, loadConfig, loadPolicy, miniBatchPlan,
- *   miniBatchUpdates, scoreBeforeUpdate, trainBatch, TrainStream,
- * } from "@rlvr/train";
+ * import { loadConfig } from "@rlvr/train";
+ * import { batchAdvantages } from "./advantages.ts";
+ * import { miniBatchPlan } from "./minibatch.ts";
+ * import { loadPolicy } from "./policy.ts";
+ * import { heldOutProblems, TrainStream } from "./problems.ts";
+ * import { collectRollout } from "./rollout.ts";
+ * import { scoreBeforeUpdate } from "./scoring.ts";
+ * import { trainBatch } from "./train_batch.ts";
+ * import { miniBatchUpdates } from "./update.ts";
  * import { arithmeticTask } from "@rlvr/rewards";
  * import { AdamW } from "@rlvr/tensor";
  * import assert from "node:assert/strict";

@@ -61,7 +61,9 @@ function toError(name: string, e: WorkerError): Error {
  *
  * @example Usage
  * ```ts
- * import { defaultConfig, loadPolicy, validateConfig, WorkerExecutor } from "@rlvr/train";
+ * import { defaultConfig, validateConfig } from "@rlvr/train";
+ * import { loadPolicy } from "./policy.ts";
+ * import { WorkerExecutor } from "./worker_executor.ts";
  * import { snapshot } from "@rlvr/infra";
  * import assert from "node:assert/strict";
  * const config = await validateConfig(defaultConfig());

@@ -18,7 +18,7 @@ export const REPORT_USAGE =
  *
  * @example Usage
  * ```ts
- * import { reportMain } from "@rlvr/train";
+ * import { reportMain } from "./main.ts";
  * import assert from "node:assert/strict";
  * const err = console.error;
  * console.error = () => {};

@@ -54,7 +54,7 @@ export const PALETTE: readonly string[] = Object.freeze([
  *
  * @example Usage
  * ```ts
- * import { escapeXml } from "@rlvr/train";
+ * import { escapeXml } from "./plot.ts";
  * import assert from "node:assert/strict";
  * assert.equal(escapeXml(`<a href="x">&'`), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
  * ```
@@ -81,7 +81,7 @@ export function escapeXml(text: string): string {
  *
  * @example Usage
  * ```ts
- * import { niceTicks } from "@rlvr/train";
+ * import { niceTicks } from "./plot.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(niceTicks(0, 1, 5), [0, 0.2, 0.4, 0.6, 0.8, 1]);
  * assert.deepEqual(niceTicks(3, 97, 4), [0, 50, 100]);
@@ -117,7 +117,7 @@ export function niceTicks(lo: number, hi: number, count = 5): number[] {
  *
  * @example Usage
  * ```ts
- * import { formatTick } from "@rlvr/train";
+ * import { formatTick } from "./plot.ts";
  * import assert from "node:assert/strict";
  * assert.equal(formatTick(0.4, 0.2), "0.4");
  * assert.equal(formatTick(2e-6, 1e-6), "2e-6");
@@ -183,7 +183,7 @@ function runs<T>(
  *
  * @example Usage
  * ```ts
- * import { linePlot } from "@rlvr/train";
+ * import { linePlot } from "./plot.ts";
  * import assert from "node:assert/strict";
  * const svg = linePlot({
  *   title: "reward",

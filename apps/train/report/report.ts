@@ -118,7 +118,8 @@ function one(d: ReportData, key: string): Series {
  *
  * @example Usage
  * ```ts
- * import { readReportData, RunDir } from "@rlvr/train";
+ * import { RunDir } from "../run/run_dir.ts";
+ * import { readReportData } from "./report.ts";
  * import assert from "node:assert/strict";
  * const root = await Deno.makeTempDir();
  * const run = await RunDir.create(root, "r");
@@ -178,7 +179,7 @@ function samplesColumn(label: string, samples: readonly SampleRecord[]): string 
  *
  * @example Usage
  * ```ts
- * import { renderReport, REPORT_PLOTS } from "@rlvr/train";
+ * import { renderReport, REPORT_PLOTS } from "./report.ts";
  * import assert from "node:assert/strict";
  * const html = renderReport({
  *   name: "demo",
@@ -252,7 +253,8 @@ ${
  *
  * @example Usage
  * ```ts
- * import { RunDir, writeReport } from "@rlvr/train";
+ * import { RunDir } from "../run/run_dir.ts";
+ * import { writeReport } from "./report.ts";
  * import assert from "node:assert/strict";
  * const root = await Deno.makeTempDir();
  * const run = await RunDir.create(root, "r");

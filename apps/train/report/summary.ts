@@ -28,7 +28,7 @@ function finite(values: readonly (number | null | undefined)[]): number[] {
  *
  * @example Usage
  * ```ts
- * import { formatNumber } from "@rlvr/train";
+ * import { formatNumber } from "./summary.ts";
  * import assert from "node:assert/strict";
  * assert.equal(formatNumber(0.123456), "0.1235");
  * assert.equal(formatNumber(1234.5), "1235");
@@ -60,7 +60,7 @@ function sum(values: readonly number[]): number | null {
  *
  * @example Usage
  * ```ts
- * import { runSummary } from "@rlvr/train";
+ * import { runSummary } from "./summary.ts";
  * import assert from "node:assert/strict";
  * const rows = runSummary(
  *   [{ step: 1, "reward/mean": 0.25 }, { step: 2, "reward/mean": 0.5 }],

@@ -42,7 +42,7 @@ const STEP_DIR = /^step-(0|[1-9][0-9]*)$/;
  *
  * @example Usage
  * ```ts
- * import { beginCheckpoint, completeCheckpoint, listCheckpoints } from "@rlvr/train";
+ * import { beginCheckpoint, completeCheckpoint, listCheckpoints } from "./checkpoints.ts";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * const a = await beginCheckpoint(dir, 10);
@@ -80,7 +80,7 @@ export async function listCheckpoints(checkpointsDir: string): Promise<Checkpoin
  *
  * @example Usage
  * ```ts
- * import { beginCheckpoint, completeCheckpoint, latestCompleteCheckpoint } from "@rlvr/train";
+ * import { beginCheckpoint, completeCheckpoint, latestCompleteCheckpoint } from "./checkpoints.ts";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * assert.equal(await latestCompleteCheckpoint(dir), null);
@@ -104,7 +104,7 @@ export async function latestCompleteCheckpoint(
  *
  * @example Usage
  * ```ts
- * import { beginCheckpoint } from "@rlvr/train";
+ * import { beginCheckpoint } from "./checkpoints.ts";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * const path = await beginCheckpoint(dir, 3);
@@ -134,7 +134,7 @@ export async function beginCheckpoint(checkpointsDir: string, step: number): Pro
  *
  * @example Usage
  * ```ts
- * import { beginCheckpoint, completeCheckpoint } from "@rlvr/train";
+ * import { beginCheckpoint, completeCheckpoint } from "./checkpoints.ts";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * const path = await beginCheckpoint(dir, 1);
@@ -308,7 +308,7 @@ export async function moveAside(path: string): Promise<string> {
  *
  * @example Usage
  * ```ts
- * import { beginCheckpoint, listCheckpoints, removeIncomplete } from "@rlvr/train";
+ * import { beginCheckpoint, listCheckpoints, removeIncomplete } from "./checkpoints.ts";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * await beginCheckpoint(dir, 4);

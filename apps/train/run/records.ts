@@ -78,7 +78,7 @@ function isStep(x: unknown): x is number {
  *
  * @example Usage
  * ```ts
- * import { checkStepMetrics, REQUIRED_METRICS } from "@rlvr/train";
+ * import { checkStepMetrics, REQUIRED_METRICS } from "./records.ts";
  * import assert from "node:assert/strict";
  * const record = Object.fromEntries(REQUIRED_METRICS.map((k) => [k, 0]));
  * checkStepMetrics(record);
@@ -117,7 +117,7 @@ export function checkStepMetrics(record: Record<string, unknown>): asserts recor
  *
  * @example Usage
  * ```ts
- * import { checkEvalRecord } from "@rlvr/train";
+ * import { checkEvalRecord } from "./records.ts";
  * import assert from "node:assert/strict";
  * checkEvalRecord({ step: 10, "pass@1": 0.25, "pass@k": 0.5, k: 4, n: 4 });
  * assert.throws(() => checkEvalRecord({ step: 10, "pass@1": 1.5, "pass@k": 1, k: 4, n: 4 }), /pass@1/);
@@ -150,7 +150,7 @@ export function checkEvalRecord(record: Record<string, unknown>): asserts record
  *
  * @example Usage
  * ```ts
- * import { checkSampleRecord } from "@rlvr/train";
+ * import { checkSampleRecord } from "./records.ts";
  * import assert from "node:assert/strict";
  * checkSampleRecord({ step: 0, prompt: "1+1?", completion: "<answer>2</answer>", reward: 1 });
  * assert.throws(() => checkSampleRecord({ step: 0, prompt: "p", completion: 2, reward: 1 }), /completion/);

@@ -145,7 +145,7 @@ async function isEmptyDir(path: string): Promise<boolean> {
  *
  * @example Usage
  * ```ts
- * import { RunDir } from "@rlvr/train";
+ * import { RunDir } from "./run_dir.ts";
  * import assert from "node:assert/strict";
  * const root = await Deno.makeTempDir();
  * const run = await RunDir.create(root, "demo");

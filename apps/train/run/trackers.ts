@@ -69,7 +69,8 @@ export const TRACKER_FILES: Readonly<{ tensorboard: string; metricsCsv: string; 
  *
  * @example Usage
  * ```ts
- * import { RunDir, type TrackerOptions } from "@rlvr/train";
+ * import { RunDir } from "./run_dir.ts";
+ * import { type TrackerOptions } from "./trackers.ts";
  * import assert from "node:assert/strict";
  * const root = await Deno.makeTempDir();
  * const options: TrackerOptions = { tensorboard: true, sinks: ["jsonl", "csv"] };
@@ -98,7 +99,8 @@ export interface TrackerOptions {
  *
  * @example Usage
  * ```ts
- * import { defaultConfig, trackerOptions } from "@rlvr/train";
+ * import { defaultConfig } from "@rlvr/train";
+ * import { trackerOptions } from "./trackers.ts";
  * import assert from "node:assert/strict";
  * const config = defaultConfig();
  * config.output.tensorboard = true;
@@ -128,7 +130,7 @@ export function trackerOptions(
  *
  * @example Usage
  * ```ts
- * import type { SampleRow } from "@rlvr/train";
+ * import type { SampleRow } from "./trackers.ts";
  * import assert from "node:assert/strict";
  * const row: SampleRow = { prompt: "1+1=", completion: "2", reward: 1 };
  * assert.equal(row.reward, 1);
@@ -163,7 +165,7 @@ const MD_ESCAPES: Readonly<Record<string, string>> = {
  *
  * @example Usage
  * ```ts
- * import { markdownCell } from "@rlvr/train";
+ * import { markdownCell } from "./trackers.ts";
  * import assert from "node:assert/strict";
  * assert.equal(markdownCell("<a>|b\n*c*"), "&lt;a&gt;&#124;b<br>&#42;c&#42;");
  * ```
@@ -177,7 +179,7 @@ export function markdownCell(text: string): string {
  *
  * @example Usage
  * ```ts
- * import { samplesMarkdown } from "@rlvr/train";
+ * import { samplesMarkdown } from "./trackers.ts";
  * import assert from "node:assert/strict";
  * assert.equal(
  *   samplesMarkdown([{ prompt: "1+1=", completion: "2", reward: 1 }]),
@@ -259,7 +261,7 @@ class CsvTarget {
  *
  * @example Usage
  * ```ts
- * import { RunTrackers } from "@rlvr/train";
+ * import { RunTrackers } from "./trackers.ts";
  * import type { MetricsRecord } from "@rlvr/infra";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
@@ -405,7 +407,7 @@ export class RunTrackers {
  *
  * @example Usage
  * ```ts
- * import type { TrackerTruncation } from "@rlvr/train";
+ * import type { TrackerTruncation } from "./trackers.ts";
  * import assert from "node:assert/strict";
  * const t: TrackerTruncation = { csvRows: { "metrics.csv": 2 }, events: 5 };
  * assert.equal(t.events, 5);
@@ -445,7 +447,7 @@ async function truncateCsv(path: string, step: number): Promise<number | null> {
  *
  * @example Usage
  * ```ts
- * import { truncateTrackers } from "@rlvr/train";
+ * import { truncateTrackers } from "./trackers.ts";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/metrics.csv`, "step,loss\n1,0.5\n2,0.4\n3,0.");

@@ -73,5 +73,10 @@ export {
 } from "./pool.ts";
 export { preparePython, type PythonInfo } from "./python.ts";
 export { type CaseResult, type CaseStatus, DEFAULT_LIMITS, type SandboxLimits } from "./result.ts";
-export { codeReward, type CodeRewardMode, type CodeRewardOptions } from "./reward.ts";
+export {
+  codeReward,
+  type CodeRewardMode,
+  type CodeRewardOptions,
+  type CodeSource,
+} from "./reward.ts";
 export { runTests, type RunTestsOptions, type TestReport } from "./run.ts";
