@@ -5,25 +5,28 @@
  * Design: deliberately tiny and string-only. It does not normalise LaTeX or compare math
  * expressions; that is the math verifier's job (`mathReward`). When the answer tag itself holds a
  * `\boxed{…}`, the boxed content is returned, so `<answer>\boxed{42}</answer>` gives `42`.
+ * Both scans are linear in the text, however many boxes or tags are left open.
  *
  * @module
  */
 
-/** Contents of every balanced `\boxed{…}` (and `\fbox{…}`) in `text`, in order. */
+/**
+ * Contents of every balanced `\boxed{…}` (and `\fbox{…}`) in `text`, in order (boxes nested in
+ * boxes included). The closing brace of every `{` comes from one pass with a stack: scanning
+ * forward from each box is quadratic when many boxes are never closed.
+ */
 function boxedAll(text: string): string[] {
+  const ends = new Map<number, number>();
+  const open: number[] = [];
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === "{") open.push(i);
+    else if (text[i] === "}" && open.length > 0) ends.set(open.pop()!, i);
+  }
   const out: string[] = [];
-  const re = /\\(?:boxed|fbox)\s*\{/g;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(text)) !== null) {
-    let depth = 1;
-    let j = m.index + m[0].length;
-    const start = j;
-    for (; j < text.length && depth > 0; j++) {
-      if (text[j] === "{") depth++;
-      else if (text[j] === "}") depth--;
-    }
-    if (depth === 0) out.push(text.slice(start, j - 1));
-    re.lastIndex = Math.max(re.lastIndex, start);
+  for (const m of text.matchAll(/\\(?:boxed|fbox)\s*\{/g)) {
+    const brace = m.index + m[0].length - 1;
+    const end = ends.get(brace);
+    if (end !== undefined) out.push(text.slice(brace + 1, end));
   }
   return out;
 }
@@ -58,9 +61,21 @@ export function extractBoxed(text: string): string | null {
  * ```
  */
 export function extractTag(text: string, tag: string): string | null {
-  const re = new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, "gi");
+  // The pairs `<tag>([\s\S]*?)</tag>` would match, found by two forward searches instead of a
+  // regex that rescans the rest of the text from every opener left unclosed.
+  const s = String(text);
+  const open = new RegExp(`<${tag}>`, "gi");
+  const close = new RegExp(`</${tag}>`, "gi");
   let last: string | null = null;
-  for (const m of String(text).matchAll(re)) last = m[1]!;
+  for (;;) {
+    const o = open.exec(s);
+    if (!o) break;
+    close.lastIndex = o.index + o[0].length;
+    const c = close.exec(s);
+    if (!c) break; // no closer after this opener, so none after any later one
+    last = s.slice(o.index + o[0].length, c.index);
+    open.lastIndex = c.index + c[0].length;
+  }
   return last === null ? null : last.trim();
 }
 

@@ -14,11 +14,19 @@
  * comparison runs in its own CAS scope, so a symbol read as a function in one answer (`f(x)`)
  * cannot change how the next answer parses.
  *
+ * Nothing reaches the engine unbounded: the text and the non-canonical parse are checked against
+ * the budget first (`budget.ts`; the engine folds constants while canonicalising, and one bignum
+ * operation cannot be interrupted), a value that is undefined (`\frac{1}{0}`, `\tan\frac{\pi}{2}`)
+ * or that overflowed to infinity (`1e9999999`) is refused rather than compared, and rational
+ * functions are compared exactly (`identity.ts`) before floating-point spot checks.
+ *
  * @module
  */
 
 import { CancellationError, ComputeEngine } from "@cortex-js/compute-engine";
 import { mulberry32 } from "@rlvr/common";
+import { budgetRefusal, type MathBudget, valueSizeRefusal } from "./budget.ts";
+import { exactIdentity } from "./identity.ts";
 import { type Rational, rationalEquals, rationalFromMathJson } from "./rational.ts";
 
 /** The outcome of a comparison: whether the two sides are equal, and why. */
@@ -29,8 +37,8 @@ export interface Verdict {
   reason: string;
 }
 
-/** Tuning of the CAS comparisons. */
-export interface CasOptions {
+/** Tuning of the CAS comparisons, and the size budget checked before the CAS runs. */
+export interface CasOptions extends MathBudget {
   /** Relative tolerance when a decimal literal is involved (default `1e-6`). */
   relTolerance?: number;
   /**
@@ -45,8 +53,9 @@ export interface CasOptions {
   seed?: number;
   /**
    * Wall-clock budget in milliseconds (default `3000`) of one comparison, and of a whole
-   * {@linkcode withCasScope} call when passed there: the engine stops evaluating at the deadline
-   * and the comparison reads as "not equal".
+   * {@linkcode withCasScope} call when passed there (a comparison inside it gets what is left):
+   * the engine and the exact test stop evaluating at the deadline and the comparison reads as
+   * "not equal".
    */
   timeLimitMs?: number;
 }
@@ -104,16 +113,83 @@ const STRUCTURE_HEADS = new Set([
 ]);
 
 let engine: Engine | null = null;
+/** Deadline (`performance.now()`) of the innermost {@linkcode withCasScope} with a time limit. */
+let scopeDeadline = Infinity;
+/** Deadline of the timed comparison in progress, checked by the guarded parser (`Infinity`: none). */
+let activeDeadline = Infinity;
+let parserTicks = 0;
+/** Whether the engine's LaTeX parser checks {@linkcode activeDeadline} (see `guardParser`). */
+let parserGuarded = false;
 
 /** A time limit that fired must end the whole comparison, not read as "not a number". */
 function rethrowCancellation(err: unknown): void {
   if (err instanceof CancellationError) throw err;
 }
 
+/**
+ * Makes the engine's LaTeX parser stop at the deadline. The parser backtracks exponentially on
+ * some inputs (`((((((((((((\sin[{\%]`, 21 characters, parses for minutes; balanced ones too)
+ * and, unlike evaluation, never checks the engine's time limit. Its `peek` and `atBoundary`
+ * accessors run at every step of it, so they are wrapped, once per process, with a check of
+ * {@linkcode activeDeadline} every 1024th call; the prototype is reached through the parser
+ * instance that the `parseUnexpectedToken` hook receives. Outside a timed comparison the deadline
+ * is `Infinity` and the wrapper only counts, so other users of the engine see no change.
+ */
+function guardParser(e: Engine): boolean {
+  let proto: object | null = null;
+  try {
+    e.parse("\\rlvrUnexpectedToken", {
+      parseUnexpectedToken: (_lhs, parser) => {
+        proto ??= Object.getPrototypeOf(parser) as object;
+        return null;
+      },
+    });
+  } catch {
+    return false;
+  }
+  if (proto === null) return false;
+  let wrapped = 0;
+  for (const name of ["peek", "atBoundary"]) {
+    const d = Object.getOwnPropertyDescriptor(proto, name);
+    if (!d?.get || !d.configurable) continue;
+    const get = d.get;
+    Object.defineProperty(proto, name, {
+      ...d,
+      get(this: unknown) {
+        if ((++parserTicks & 1023) === 0 && performance.now() > activeDeadline) {
+          throw new CancellationError({ message: "LaTeX parse time limit", cause: "timeout" });
+        }
+        return get.call(this);
+      },
+    });
+    wrapped++;
+  }
+  return wrapped === 2;
+}
+
+/**
+ * Whether the engine's LaTeX parser is interruptible by the time limit in this process: `false`
+ * means that a future version of `@cortex-js/compute-engine` no longer exposes what
+ * `verifyMath` wraps (its `Parser` class with `peek` and `atBoundary` accessors), and a
+ * pathological answer could then take the parser minutes. A test checks it.
+ *
+ * @example Usage
+ * ```ts
+ * import { casParserGuarded } from "@rlvr/rewards/math";
+ * import assert from "node:assert/strict";
+ * assert.equal(casParserGuarded(), true);
+ * ```
+ */
+export function casParserGuarded(): boolean {
+  ce();
+  return parserGuarded;
+}
+
 /** The shared engine, created on first use with single letters declared as real variables. */
 function ce(): Engine {
   if (engine) return engine;
   const e = new ComputeEngine();
+  parserGuarded = guardParser(e);
   // Declared letters read `a(b+c)` as a product, not as a call of an unknown function `a`.
   for (const ch of "abcdhjklmnopqrstuvwxyzABCDEGHIJKLMNOPQRSTUVWXYZ") e.declare(ch, "real");
   for (
@@ -138,11 +214,14 @@ function ce(): Engine {
  */
 export function withCasScope<T>(fn: () => T, timeLimitMs?: number): T {
   const e = ce();
+  const saved = scopeDeadline;
   e.pushScope();
   try {
     if (timeLimitMs === undefined) return fn();
+    scopeDeadline = Math.min(saved, performance.now() + timeLimitMs);
     return e.withTimeLimit(timeLimitMs, fn as () => T extends Promise<unknown> ? never : T);
   } finally {
+    scopeDeadline = saved;
     e.popScope();
   }
 }
@@ -155,18 +234,92 @@ function heads(json: unknown, out: Set<string>): Set<string> {
   return out;
 }
 
-/** Parses a scalar LaTeX expression, or `null` when it is invalid or not a scalar. */
-function parseScalar(latex: string): Expr | null {
+/** Whether a MathJSON tree holds one of `symbols` (as a symbol or a head). */
+function hasSymbol(json: unknown, symbols: ReadonlySet<string>): boolean {
+  if (typeof json === "string") return symbols.has(json);
+  if (Array.isArray(json)) return json.some((x) => hasSymbol(x, symbols));
+  if (json !== null && typeof json === "object") {
+    const o = json as { sym?: unknown; fn?: unknown };
+    return hasSymbol(o.sym, symbols) || hasSymbol(o.fn, symbols);
+  }
+  return false;
+}
+
+const UNDEFINED = new Set(["ComplexInfinity", "NaN"]);
+const INFINITE = new Set(["PositiveInfinity", "NegativeInfinity"]);
+
+/** Wall-clock share of one LaTeX parse (a normal one takes milliseconds). */
+const PARSE_LIMIT_MS = 1000;
+
+/** Whether `()`, `[]` and `{}` nest properly (`\{`, `\}` and other escapes are skipped). */
+function wellNested(latex: string): boolean {
+  const stack: string[] = [];
+  const pairs: Record<string, string> = { ")": "(", "]": "[", "}": "{" };
+  for (let i = 0; i < latex.length; i++) {
+    const ch = latex[i]!;
+    if (ch === "\\") i++;
+    else if (ch === "(" || ch === "[" || ch === "{") stack.push(ch);
+    else if (ch in pairs && stack.pop() !== pairs[ch]) return false;
+  }
+  return stack.length === 0;
+}
+
+/** A parsed scalar, a refusal with its reason, or `null` when the text is not a scalar. */
+type Parsed = { expr: Expr } | { refused: string } | null;
+
+/**
+ * Parses a scalar LaTeX expression after checking it against the budget: the text first, then
+ * the sizes implied by its non-canonical parse (canonicalisation evaluates constants, such as
+ * `2^{2^{2^{2^{2^2}}}}`, and a single bignum operation cannot be interrupted).
+ */
+function parseScalar(latex: string, budget: MathBudget): Parsed {
   if (latex.length > MAX_LATEX) return null;
-  // Huge factorials and binomials would take the engine seconds.
-  if (/\d{4,}\s*!|\\binom\s*\{\s*\d{5,}/.test(latex)) return null;
   // Punctuation the parser would skip over (`7?` reads as 7).
   if (/[?;@#"]/.test(latex)) return null;
+  // A value has balanced groups; the parser's worst backtracking is on unbalanced ones.
+  if (!wellNested(latex)) return null;
+  const refusal = budgetRefusal(latex, { ...budget, maxLength: MAX_LATEX });
+  if (refusal) return { refused: refusal };
+  const outer = activeDeadline;
   try {
-    const e = ce().parse(latex);
+    // One parse gets a share of the budget, so that a pathological item of a list cannot use
+    // up the time of the others.
+    activeDeadline = Math.min(outer, performance.now() + PARSE_LIMIT_MS);
+    let raw: Expr;
+    let e: Expr;
+    try {
+      raw = ce().parse(latex, { form: "raw" });
+      e = ce().parse(latex);
+    } catch (err) {
+      if (err instanceof CancellationError && performance.now() < outer) {
+        return { refused: `the LaTeX parser needed more than ${PARSE_LIMIT_MS} ms` };
+      }
+      throw err;
+    } finally {
+      activeDeadline = outer;
+    }
+    const size = valueSizeRefusal(raw.json, budget);
+    if (size) return { refused: size };
     if (!e.isValid) return null;
-    for (const h of heads(e.json, new Set())) if (STRUCTURE_HEADS.has(h)) return null;
-    return e;
+    const json = e.json;
+    for (const h of heads(json, new Set())) if (STRUCTURE_HEADS.has(h)) return null;
+    // `\frac{1}{0}` and `\frac{2}{0}` both read as ComplexInfinity: never equal to anything.
+    if (hasSymbol(json, UNDEFINED)) return { refused: "undefined value (division by zero)" };
+    // `1e9999999` reads as +∞ (so does `\infty`, which is written as such).
+    if (hasSymbol(json, INFINITE) && !/\\infty(?![a-zA-Z])/.test(latex)) {
+      return { refused: "a number that overflows to infinity" };
+    }
+    return { expr: e };
+  } catch (err) {
+    rethrowCancellation(err);
+    return null;
+  }
+}
+
+/** The refusal of an expression that is undefined once evaluated (`\frac{1}{\sin \pi}`). */
+function undefinedAfterEvaluation(e: Expr): string | null {
+  try {
+    return hasSymbol(e.evaluate().json, UNDEFINED) ? "undefined value (division by zero)" : null;
   } catch (err) {
     rethrowCancellation(err);
     return null;
@@ -278,9 +431,14 @@ function fmtPoint(p: Record<string, number>): string {
   return Object.entries(p).map(([k, v]) => `${k}=${v.toFixed(3)}`).join(", ");
 }
 
-function timed(options: CasOptions, fn: () => Verdict): Verdict {
+/** Runs `fn` under the time limit; `fn` gets the deadline (`performance.now()`) for own loops. */
+function timed(options: CasOptions, fn: (deadline: number) => Verdict): Verdict {
+  const limit = options.timeLimitMs ?? DEFAULT_TIME_LIMIT_MS;
+  const deadline = Math.min(scopeDeadline, performance.now() + limit);
+  const saved = activeDeadline;
   try {
-    return ce().withTimeLimit(options.timeLimitMs ?? DEFAULT_TIME_LIMIT_MS, fn);
+    activeDeadline = Math.min(saved, deadline);
+    return ce().withTimeLimit(limit, () => fn(deadline));
   } catch (err) {
     if (err instanceof CancellationError) {
       return {
@@ -290,6 +448,8 @@ function timed(options: CasOptions, fn: () => Verdict): Verdict {
     }
     const msg = err instanceof Error ? err.message : String(err);
     return { equal: false, reason: `CAS gave up: ${msg.slice(0, 80)}` };
+  } finally {
+    activeDeadline = saved;
   }
 }
 
@@ -309,18 +469,34 @@ function timed(options: CasOptions, fn: () => Verdict): Verdict {
  * ```
  */
 export function casEqual(a: string, b: string, options: CasOptions = {}): Verdict {
-  return timed(options, () => casEqualUntimed(a, b, options));
+  return timed(options, (deadline) => casEqualUntimed(a, b, options, deadline));
 }
 
-function casEqualUntimed(a: string, b: string, options: CasOptions): Verdict {
-  const ea = parseScalar(a);
-  const eb = parseScalar(b);
-  if (!ea || !eb) {
-    return {
-      equal: false,
-      reason: `could not parse ${!ea ? `"${a}"` : `"${b}"`} as an expression`,
-    };
+/** The two parsed expressions, or the verdict that ends the comparison (refusal, no parse). */
+function parseBoth(
+  a: string,
+  b: string,
+  options: CasOptions,
+  what: string,
+): { ea: Expr; eb: Expr } | Verdict {
+  const pa = parseScalar(a, options);
+  const pb = parseScalar(b, options);
+  for (const p of [pa, pb]) {
+    if (p && "refused" in p) return { equal: false, reason: `refused: ${p.refused}` };
   }
+  if (!pa || !pb || !("expr" in pa) || !("expr" in pb)) {
+    return { equal: false, reason: `could not parse ${!pa ? `"${a}"` : `"${b}"`} as ${what}` };
+  }
+  return { ea: pa.expr, eb: pb.expr };
+}
+
+function casEqualUntimed(a: string, b: string, options: CasOptions, deadline: number): Verdict {
+  const parsed = parseBoth(a, b, options, "an expression");
+  if ("equal" in parsed) return parsed;
+  const { ea, eb } = parsed;
+  // Undefined values are refused before the structural comparison, which would match them.
+  const undef = undefinedAfterEvaluation(ea) ?? undefinedAfterEvaluation(eb);
+  if (undef) return { equal: false, reason: `refused: ${undef}` };
   try {
     if (ea.isSame(eb)) return { equal: true, reason: "same canonical form" };
   } catch (err) {
@@ -335,8 +511,12 @@ function casEqualUntimed(a: string, b: string, options: CasOptions): Verdict {
     return compareConstants(ea, eb, decimal ? user : { rel: EXACT_TOLERANCE, abs: Infinity });
   }
   if (vars.length > 8) return { equal: false, reason: "too many free variables" };
+  // Rational functions compare exactly: no overflow at high degree, no tolerance to hide behind.
+  // With a decimal literal, a difference may be rounding, which the tolerance below decides.
+  const identity = exactIdentity(ea.json, eb.json, vars, { ...options, deadline });
+  if (identity && (identity.equal || !decimal)) return identity;
   const tol = decimal ? user : { rel: SPOT_TOLERANCE, abs: Infinity };
-  return spotCheck(ea, eb, vars, tol, options, "values");
+  return spotCheck(ea, eb, vars, tol, options, "values", deadline);
 }
 
 function compareConstants(ea: Expr, eb: Expr, tol: Tol): Verdict {
@@ -377,10 +557,12 @@ function spotCheck(
   tol: Tol,
   options: CasOptions,
   what: string,
+  deadline: number,
 ): Verdict {
   const n = Math.max(3, options.spotChecks ?? 10);
   let valid = 0;
   for (const p of samplePoints(vars, n, options.seed ?? 20250101)) {
+    if (performance.now() > deadline) return { equal: false, reason: "time limit reached" };
     const a = evalAt(ea, p);
     const b = evalAt(eb, p);
     const fa = finite(a);
@@ -407,11 +589,13 @@ function proportional(
   vars: readonly string[],
   mode: Proportion,
   options: CasOptions,
+  deadline: number,
 ): Verdict {
   const n = Math.max(4, options.spotChecks ?? 10);
   let ratio: number | null = null;
   let valid = 0;
   for (const p of samplePoints(vars, n, (options.seed ?? 20250101) ^ 0x9e3779b9)) {
+    if (performance.now() > deadline) return { equal: false, reason: "time limit reached" };
     const a = evalAt(da, p);
     const b = evalAt(db, p);
     if (!finite(a) || !finite(b)) continue;
@@ -440,8 +624,41 @@ function proportional(
   return { equal: true, reason: `equivalent (differences proportional at ${valid} points)` };
 }
 
-function difference(lhs: string, rhs: string): Expr | null {
-  return parseScalar(`(${lhs})-(${rhs})`);
+/**
+ * Equal differences (or opposite ones, for equations) decided exactly when both are rational
+ * functions, where the floating-point proportionality check overflows at high degree; `null`
+ * leaves the decision to {@linkcode proportional} (another factor, or not rational functions).
+ */
+function sameDifference(
+  da: Expr,
+  db: Expr,
+  vars: readonly string[],
+  options: CasOptions,
+  deadline: number,
+  opposite: boolean,
+): Verdict | null {
+  const o = { ...options, deadline };
+  for (const other of opposite ? [db.json, ["Negate", db.json]] : [db.json]) {
+    const v = exactIdentity(da.json, other, vars, o);
+    if (v?.equal) return { equal: true, reason: `equivalent (same difference: ${v.reason})` };
+  }
+  return null;
+}
+
+/** The differences `l1 − r1` and `l2 − r2`, or the verdict that ends the comparison. */
+function differences(
+  l1: string,
+  r1: string,
+  l2: string,
+  r2: string,
+  options: CasOptions,
+  what: string,
+): { da: Expr; db: Expr } | Verdict {
+  const parsed = parseBoth(`(${l1})-(${r1})`, `(${l2})-(${r2})`, options, what);
+  if ("equal" in parsed) return parsed;
+  const undef = undefinedAfterEvaluation(parsed.ea) ?? undefinedAfterEvaluation(parsed.eb);
+  if (undef) return { equal: false, reason: `refused: ${undef}` };
+  return { da: parsed.ea, db: parsed.eb };
 }
 
 /**
@@ -464,10 +681,10 @@ export function casEquationsEqual(
   r2: string,
   options: CasOptions = {},
 ): Verdict {
-  return timed(options, () => {
-    const da = difference(l1, r1);
-    const db = difference(l2, r2);
-    if (!da || !db) return { equal: false, reason: "could not parse an equation side" };
+  return timed(options, (deadline) => {
+    const d = differences(l1, r1, l2, r2, options, "an equation");
+    if ("equal" in d) return d;
+    const { da, db } = d;
     const va = unknowns(da);
     const vb = unknowns(db);
     if (!sameList(va, vb) || va.length === 0) {
@@ -476,7 +693,8 @@ export function casEquationsEqual(
         reason: `different variables: {${va.join(", ")}} vs {${vb.join(", ")}}`,
       };
     }
-    return proportional(da, db, va, "nonzero", options);
+    return sameDifference(da, db, va, options, deadline, true) ??
+      proportional(da, db, va, "nonzero", options, deadline);
   });
 }
 
@@ -499,10 +717,10 @@ export function casInequalitiesEqual(
   b2: string,
   options: CasOptions = {},
 ): Verdict {
-  return timed(options, () => {
-    const da = difference(b1, a1);
-    const db = difference(b2, a2);
-    if (!da || !db) return { equal: false, reason: "could not parse an inequality side" };
+  return timed(options, (deadline) => {
+    const d = differences(b1, a1, b2, a2, options, "an inequality");
+    if ("equal" in d) return d;
+    const { da, db } = d;
     const va = unknowns(da);
     const vb = unknowns(db);
     if (!sameList(va, vb) || va.length === 0) {
@@ -511,6 +729,7 @@ export function casInequalitiesEqual(
         reason: `different variables: {${va.join(", ")}} vs {${vb.join(", ")}}`,
       };
     }
-    return proportional(da, db, va, "positive", options);
+    return sameDifference(da, db, va, options, deadline, false) ??
+      proportional(da, db, va, "positive", options, deadline);
   });
 }

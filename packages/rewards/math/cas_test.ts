@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { casEqual, casEquationsEqual, casInequalitiesEqual, withCasScope } from "./cas.ts";
+import {
+  casEqual,
+  casEquationsEqual,
+  casInequalitiesEqual,
+  casParserGuarded,
+  withCasScope,
+} from "./cas.ts";
 
 const eq = (a: string, b: string, o = {}) => withCasScope(() => casEqual(a, b, o));
 
@@ -68,4 +74,78 @@ Deno.test("casEquationsEqual and casInequalitiesEqual", () => {
   assert.ok(i("2", "x+y", "4", "2x+2y").equal);
   assert.ok(!i("2", "x+y", "x+y", "2").equal);
   assert.match(i("2", "x+y", "x+y", "2").reason, /other way/);
+});
+
+Deno.test("casEqual: undefined values are refused, never compared", () => {
+  for (
+    const [a, b] of [
+      ["\\frac{1}{0}", "\\frac{2}{0}"],
+      ["\\frac{1}{0}", "\\frac{1}{0}"],
+      [
+        "\\frac{0}{0}",
+        "\\frac{0}{0}",
+      ],
+      ["\\frac{1}{\\sin \\pi}", "\\frac{1}{\\sin \\pi}"],
+      ["\\frac{x}{x-x}", "\\frac{x}{x-x}"],
+      [
+        "\\tan\\frac{\\pi}{2}",
+        "\\infty",
+      ],
+    ]
+  ) {
+    const v = eq(a!, b!);
+    assert.equal(v.equal, false, `${a} vs ${b}`);
+    assert.match(v.reason, /^refused: undefined value/, `${a} vs ${b}`);
+  }
+});
+
+Deno.test("casEqual: overflow to infinity and over-budget values are refused", () => {
+  const lifted = { maxExponent: 1e9, maxDigits: 1e9 };
+  assert.match(eq("1e9999999", "\\infty", lifted).reason, /^refused: a number that overflows/);
+  assert.match(eq("1e9999999", "\\infty").reason, /^refused: .*maxExponent/);
+  assert.match(eq("2^{2^{2^{2^{2^2}}}}", "5").reason, /^refused: an exponent 65536/);
+  assert.match(eq("(10^4)!", "5").reason, /^refused: a value of about \d+ digits/);
+  assert.ok(eq("10^{400}+1", "10^{400}+1").equal);
+  assert.ok(!eq("10^{400}+1", "10^{400}").equal);
+});
+
+Deno.test("casEqual: rational functions are compared exactly, at any degree within the budget", () => {
+  assert.ok(eq("(x+1)^{1000}-(1+x)^{999}(x+1)", "0").equal);
+  assert.match(eq("(x+1)^{1000}-(1+x)^{999}(x+1)", "0").reason, /exact values agree/);
+  assert.ok(!eq("(x+1)^{1000}", "(1+x)^{1000}+1").equal);
+  // Below any floating-point tolerance, still different.
+  assert.ok(!eq("x^2", "x^2 + 10^{-15}").equal);
+  assert.ok(!eq("x^2", "x^2 + 10^{-11}x").equal);
+  // A decimal keeps its tolerance.
+  assert.ok(eq("0.5x", "\\frac{x}{2}").equal);
+  assert.ok(eq("1.0000001x", "x").equal);
+  const e = (a: string, b: string, c: string, d: string) =>
+    withCasScope(() => casEquationsEqual(a, b, c, d));
+  assert.ok(e("y", "(x+1)^{2000}", "(1+x)^{2000}", "y").equal);
+  assert.ok(e("y", "(x+1)^{2000}", "0", "(1+x)^{2000} - y").equal);
+  assert.ok(!e("y", "(x+1)^{2000}", "(1+x)^{2000}+1", "y").equal);
+});
+
+/**
+ * Properly nested LaTeX on which the engine's parser backtracks exponentially: 44 characters took
+ * 40 s to parse unguarded (one more `\\left(` or `[` multiplies that by about 8).
+ */
+const PATHOLOGICAL = "[[]\\cup|[[[(" + "\\left(".repeat(4) + "^" + ")".repeat(5) + "]]]]";
+
+Deno.test("casEqual: the LaTeX parser is stopped at its share of the time limit", () => {
+  assert.equal(casParserGuarded(), true);
+  const t0 = performance.now();
+  const v = eq(PATHOLOGICAL, "1");
+  const ms = performance.now() - t0;
+  console.log(`  pathological parse: ${ms.toFixed(0)} ms (${v.reason})`);
+  assert.equal(v.equal, false);
+  assert.match(v.reason, /^refused: the LaTeX parser needed more than 1000 ms/);
+  assert.ok(ms < 5000, `${ms} ms`);
+  // A smaller overall limit stops it as well, and the engine works normally afterwards.
+  const t1 = performance.now();
+  assert.equal(eq(PATHOLOGICAL, "1", { timeLimitMs: 200 }).equal, false);
+  assert.ok(performance.now() - t1 < 2000);
+  assert.ok(eq("(x+1)^2", "x^2+2x+1").equal);
+  // Unbalanced text is not a value: refused before the parser sees it.
+  assert.match(eq("((((((((((((\\sin[{\\%]", "1").reason, /could not parse/);
 });

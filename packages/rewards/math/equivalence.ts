@@ -21,9 +21,16 @@
  *   intervals (`x \ge 2` ≡ `[2, \infty)`).
  * - An angle in degrees against an answer written with `\pi` is compared in radians.
  *
+ * Both answers are checked against the size budget (`budget.ts`) before they are normalised,
+ * parsed or computed with, and an over-budget answer is "not equal" with a `refused: …` reason,
+ * even when both are the same text. Within the budget, identical text counts as equal without
+ * computing, except where the text may divide by zero (`\frac{1}{0}` is not equal to itself:
+ * division by zero is never equal to anything).
+ *
  * @module
  */
 
+import { budgetRefusal } from "./budget.ts";
 import {
   casEqual,
   casEquationsEqual,
@@ -37,8 +44,10 @@ import { type MathValue, parseAnswer } from "./parse.ts";
 import {
   type NumberLiteral,
   parseNumber,
+  type Rational,
   rational,
   rationalEquals,
+  rationalsClose,
   rationalToNumber,
 } from "./rational.ts";
 
@@ -62,6 +71,14 @@ export interface EquivalenceOptions extends CasOptions {
 const T = (reason: string): Verdict => ({ equal: true, reason });
 const F = (reason: string): Verdict => ({ equal: false, reason });
 
+/**
+ * Whether the text may stand for an undefined value (a division, a negative power, a function
+ * with poles): then identical text is not enough, the CAS must see that it is defined.
+ */
+function mayBeUndefined(latex: string): boolean {
+  return /\\(?:frac|div|over|tan|cot|sec|csc)(?![a-zA-Z])|\/|\^\s*\{?\s*\(?\s*-/.test(latex);
+}
+
 /** Whitespace-insensitive key that keeps `3 1/2` apart from `31/2` and `\pi r` from `\pir`. */
 function compact(s: string): string {
   return s.replace(/(\d)\s+(?=\d)/g, "$1\u0000").replace(
@@ -79,14 +96,26 @@ function literalEqual(a: NumberLiteral, b: NumberLiteral, o: EquivalenceOptions)
   }
   if (rationalEquals(a.value, b.value)) return T("equal as exact fractions");
   if (!a.decimal && !b.decimal) return F("different exact values");
-  const x = rationalToNumber(a.value);
-  const y = rationalToNumber(b.value);
   const rel = o.relTolerance ?? 1e-6;
   const abs = o.absTolerance ?? 1e-6;
-  const d = Math.abs(x - y);
-  return d <= rel * Math.max(Math.abs(x), Math.abs(y)) && d <= abs
+  // Exactly, not in doubles: two values below 1e-324 would both round to 0 and look equal.
+  return rationalsClose(a.value, b.value, rel, abs)
     ? T(`equal within tolerance (relative ${rel}, absolute ${abs})`)
-    : F(`different numbers: ${x} vs ${y}`);
+    : F(`different numbers: ${approximate(a.value)} vs ${approximate(b.value)}`);
+}
+
+/** A rational for a reason: its double, or four digits of it where the double is 0 or ∞. */
+function approximate(r: Rational): string {
+  const x = rationalToNumber(r);
+  if (r.num === 0n || (x !== 0 && Number.isFinite(x))) return String(x);
+  const abs = r.num < 0n ? -r.num : r.num;
+  // The value lies in [10^(e-1), 10^(e+1)); scaling by 10^(4-e) leaves 4 or 5 integer digits.
+  const shift = 4 - (abs.toString().length - r.den.toString().length);
+  const q = shift >= 0
+    ? (abs * 10n ** BigInt(shift)) / r.den
+    : abs / (r.den * 10n ** BigInt(-shift));
+  const d = q.toString();
+  return `${r.num < 0n ? "-" : ""}${d[0]}.${d.slice(1, 4)}e${d.length - 1 - shift}`;
 }
 
 function scaleLiteral(n: NumberLiteral): NumberLiteral {
@@ -103,7 +132,10 @@ function scalarLatexEqual(
   pb: boolean,
   o: EquivalenceOptions,
 ): Verdict {
-  if (!pa && !pb && compact(a) === compact(b)) return T("identical");
+  if (!pa && !pb && compact(a) === compact(b) && !mayBeUndefined(a)) return T("identical");
+  // Trees given to `valuesEquivalent` directly have not been through `answersEquivalent`'s check.
+  const over = refusal(a, b, { ...o, maxLength: Infinity });
+  if (over) return over;
   let na = parseNumber(a);
   let nb = parseNumber(b);
   if (na && nb) {
@@ -410,9 +442,23 @@ export function answersEquivalent(
   pred: string,
   options: EquivalenceOptions = {},
 ): Verdict {
+  // The budget is checked on the raw text first: it is linear, normalisation is not.
+  const raw = refusal(gold, pred, options);
+  if (raw) return raw;
   const g = normalizeLatex(gold);
   const p = normalizeLatex(pred);
   if (g === "" || p === "") return F("empty answer");
-  if (g === p) return T("identical after normalisation");
+  if (g === p && !mayBeUndefined(g)) return T("identical after normalisation");
+  // Normalisation joins digit groups (`1{,}000`) and may lengthen the text (`½`): check the
+  // numbers again, not the length.
+  const normalized = refusal(g, p, { ...options, maxLength: Infinity });
+  if (normalized) return normalized;
   return valuesEquivalent(parseAnswer(gold), parseAnswer(pred), options);
+}
+
+function refusal(gold: string, pred: string, options: EquivalenceOptions): Verdict | null {
+  const g = budgetRefusal(gold, options);
+  if (g) return F(`refused: gold answer has ${g}`);
+  const p = budgetRefusal(pred, options);
+  return p ? F(`refused: answer has ${p}`) : null;
 }

@@ -84,3 +84,29 @@ Deno.test("answersEquivalent: one time limit covers the whole comparison", () =>
   assert.equal(v.equal, false);
   assert.ok(performance.now() - t0 < 2000, `took ${performance.now() - t0} ms`);
 });
+
+Deno.test("answersEquivalent: over-budget answers are refused with the reason", () => {
+  const v = answersEquivalent("1e999998", "1e999999");
+  assert.equal(v.equal, false);
+  assert.match(v.reason, /^refused: gold answer has an exponent 999998, beyond maxExponent/);
+  assert.match(answersEquivalent("1", "1e999999").reason, /^refused: answer has an exponent/);
+  assert.match(answersEquivalent("1", "(".repeat(60) + "1" + ")".repeat(60)).reason, /nested 60/);
+  assert.match(answersEquivalent("1", "1".repeat(1001)).reason, /more than maxLength/);
+  // `1{,}000…` is joined by normalisation: the digits are checked again afterwards.
+  const grouped = Array.from({ length: 8 }, () => "999").join("{,}");
+  assert.match(answersEquivalent("1", grouped, { maxDigits: 20 }).reason, /a number of 24 digits/);
+  // The budget comes first, even for identical text; within it, identical text needs no
+  // computation, but only where nothing can divide by zero.
+  assert.match(answersEquivalent("1e999999", "1e999999").reason, /^refused: /);
+  assert.ok(!answersEquivalent("\\frac{1}{0}", "\\frac{1}{0}").equal);
+  assert.ok(!answersEquivalent("(1, 1/0)", "(1, 1/0)").equal);
+  assert.ok(answersEquivalent("\\frac{1}{2}", "\\frac{1}{2}").equal);
+});
+
+Deno.test("answersEquivalent: tolerances are exact (no underflow to equal zeros)", () => {
+  assert.ok(!answersEquivalent("1.0e-400", "2.0e-400").equal);
+  assert.match(answersEquivalent("1.0e-400", "2.0e-400").reason, /1\.000e-400 vs 2\.000e-400/);
+  assert.ok(answersEquivalent("2.000001", "2").equal);
+  assert.ok(!answersEquivalent("2.000002", "2").equal);
+  assert.ok(answersEquivalent("1e5000", "10^{5000}").equal);
+});

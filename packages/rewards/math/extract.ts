@@ -9,6 +9,12 @@
  * earlier box or a number from inside the broken one would reward output the model never
  * finished. Empty boxes (`\boxed{}` quoted in prose) are skipped.
  *
+ * Every strategy runs in time linear in the completion (a completion is untrusted: a regex that
+ * rescans the rest of the text from each of many `\(` or `<answer>` openers is quadratic, and a
+ * policy can emit a million of them), and a number is only ever extracted whole: `1e5`, `10^{3}`
+ * and `1.5 \times 10^{3}` are one number, and a number directly followed by more of one (`2^x`,
+ * `1.5.2`) is not read as its prefix.
+ *
  * @module
  */
 
@@ -88,6 +94,23 @@ function closeBrace(text: string, open: number): number {
   return -1;
 }
 
+/**
+ * For every `{` of the text, the index just past its closing `}` (one left-to-right pass, `\x`
+ * skipped as `closeBrace` does); unclosed ones are absent. Replaces a `closeBrace` per box, which
+ * is quadratic when many boxes are unclosed.
+ */
+function braceEnds(text: string): Map<number, number> {
+  const ends = new Map<number, number>();
+  const open: number[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === "\\") i++;
+    else if (ch === "{") open.push(i);
+    else if (ch === "}" && open.length > 0) ends.set(open.pop()!, i + 1);
+  }
+  return ends;
+}
+
 function scanBoxes(text: string): BoxScan {
   const starts: { at: number; after: number }[] = [];
   for (const m of text.matchAll(/\\(?:boxed|fbox)(?![A-Za-z])/g)) {
@@ -108,10 +131,13 @@ function scanBoxes(text: string): BoxScan {
       if (content !== "") return { status: "found", content, start: at };
       continue;
     }
-    const token = /^[^\s$]+/.exec(text.slice(i));
-    if (token && !token[0].startsWith("\\boxed")) {
-      return { status: "found", content: token[0], start: at };
-    }
+    // A token that is itself `\boxed…` is skipped; test that before reading the token, which
+    // would otherwise run to the end of `\boxed\boxed\boxed…` from every box.
+    if (text.startsWith("\\boxed", i)) continue;
+    const token = /[^\s$]+/y;
+    token.lastIndex = i;
+    const m = token.exec(text);
+    if (m) return { status: "found", content: m[0], start: at };
   }
   return { status: "none" };
 }
@@ -169,13 +195,28 @@ interface Located {
   at: number;
 }
 
+/**
+ * The last `<answer>…</answer>` pair, as `/<answer>([\s\S]*?)<\/answer>/gi` pairs them (each
+ * opener with the first closer after it, left to right), in one forward pass: the regex rescans
+ * the rest of the text from every opener that has no closer.
+ */
 function tagAt(text: string): Located | null {
-  const matches = [...text.matchAll(/<answer>([\s\S]*?)<\/answer>/gi)];
-  const last = matches.at(-1);
+  const open = /<answer>/gi;
+  const close = /<\/answer>/gi;
+  let last: { inner: string; at: number } | null = null;
+  for (;;) {
+    const o = open.exec(text);
+    if (!o) break;
+    close.lastIndex = o.index + o[0].length;
+    const c = close.exec(text);
+    if (!c) break; // no closer after this opener, so none after any later one
+    last = { inner: text.slice(o.index + o[0].length, c.index), at: o.index };
+    open.lastIndex = c.index + c[0].length;
+  }
   if (!last) return null;
-  const inner = last[1]!.trim();
+  const inner = last.inner.trim();
   if (inner === "") return null;
-  return { answer: lastBoxed(inner) ?? inner, at: last.index };
+  return { answer: lastBoxed(inner) ?? inner, at: last.at };
 }
 
 /**
@@ -223,7 +264,8 @@ function answerSpan(rest: string): string | null {
     }
   }
   s = s.split("\n")[0]!;
-  const stop = /\.(?:\s|$)|\s+(?:I hope|because|since|which|as this)\b/i.exec(s);
+  // `(?<!\s)`: try a run of spaces once, from its start (else each space of a long run rescans it).
+  const stop = /\.(?:\s|$)|(?<!\s)\s+(?:I hope|because|since|which|as this)\b/i.exec(s);
   if (stop) s = s.slice(0, stop.index);
   s = s.replace(/\*+/g, "").trim();
   return s === "" ? null : s;
@@ -257,8 +299,28 @@ function phraseAt(text: string): Located | null {
   return answer === null ? null : { answer, at: last.index };
 }
 
-const NUMBER_RE =
-  /(?<![A-Za-z0-9_.^])(?:(?<![\w)\]}])-)?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:\s*\/\s*\d+)?(?:\s*\\?%)?|(?<![\w.])\.\d+/g;
+/** An integer exponent, braced or one digit: `{-3}`, `5`. */
+const INT_EXPONENT = String.raw`(?:\{\s*[+-]?\d+\s*\}|\d)`;
+
+/**
+ * A whole number: sign, digits (with thousands separators), decimals, then at most one of an
+ * exponent `e5`, `\times 10^{5}` or `^{5}`, a fraction `/7`, a percent; not digits glued to a
+ * letter (`x2`) or opening an exponent or index (`^{5}`, `x_{12}`). The final lookahead
+ * refuses a match that more of a number follows (`2^x`, `1.5.2`, `12/7e5`, `3 \times 10^{x}`):
+ * the engine then backtracks to shorter matches, which the lookahead refuses too (each is followed
+ * by what it dropped: a digit, a point, an exponent, a power, a fraction or a percent), so a number
+ * is extracted whole or not at all.
+ */
+const NUMBER_RE = new RegExp(
+  String.raw`(?<![A-Za-z0-9_.^])(?<![\^_]\s*\{\s*[+-]?\s*)(?:(?<![\w)\]}])-)?` +
+    String.raw`(?:(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|(?<![\w.])\.\d+)` +
+    String.raw`(?:[eE][+-]?\d+|\s*(?:\\times|\\cdot|×|x|\*)\s*10\s*\^\s*${INT_EXPONENT}` +
+    String.raw`|\s*\^\s*${INT_EXPONENT})?` +
+    String.raw`(?:\s*\/\s*\d+)?(?:\s*\\?%)?` +
+    String.raw`(?![\d^_]|[eE][+-]?\d|\.\d|\s*\^|\s*\/\s*\d|\s*\\?%` +
+    String.raw`|\s*(?:\\times|\\cdot|×|x|\*)\s*10\s*\^)`,
+  "g",
+);
 
 function lastNumberMatch(text: string): { value: string; end: number } | null {
   let best: { value: string; end: number } | null = null;
@@ -269,8 +331,10 @@ function lastNumberMatch(text: string): { value: string; end: number } | null {
 }
 
 /**
- * The last number in the text (thousands separators, decimals, simple fractions `a/b` and a `%`
- * are kept; digits glued to letters such as `x2` are not numbers), or `null`.
+ * The last number in the text (thousands separators, decimals, scientific notation `1e5` and
+ * `1.5 \times 10^{3}`, powers `10^{3}`, simple fractions `a/b` and a `%` are kept; digits glued to
+ * letters such as `x2` are not numbers, and neither is the start of a longer number: `2^x` gives
+ * no `2`), or `null`.
  *
  * @example Usage
  * ```ts
@@ -278,14 +342,65 @@ function lastNumberMatch(text: string): { value: string; end: number } | null {
  * import assert from "node:assert/strict";
  * assert.equal(extractLastNumber("He pays 1,200 dollars, then -3.5 more."), "-3.5");
  * assert.equal(extractLastNumber("code AZYUK2A"), null);
+ * assert.equal(extractLastNumber("so x=1e5"), "1e5");
  * ```
  */
 export function extractLastNumber(text: string): string | null {
   return lastNumberMatch(text)?.value ?? null;
 }
 
-const MATH_RE =
-  /\$\$([\s\S]+?)\$\$|(?<![\\$])\$((?:\\\$|[^$\n])+?)(?<!\\)\$|\\\(([\s\S]+?)\\\)|\\\[([\s\S]+?)\\\]/g;
+/** Forward search for `needle`, memoised for non-decreasing starting points (linear in total). */
+function forwardFinder(text: string, needle: string): (from: number) => number {
+  let at = -2;
+  return (from) => {
+    if (at === -1 || at >= from) return at;
+    at = text.indexOf(needle, from);
+    return at;
+  };
+}
+
+/**
+ * The math segments of a text, `[inner, end]` in order: what
+ * `/\$\$([\s\S]+?)\$\$|(?<![\\$])\$((?:\\\$|[^$\n])+?)(?<!\\)\$|\\\(([\s\S]+?)\\\)|\\\[([\s\S]+?)\\\]/g`
+ * matches, in linear time: that regex rescans the rest of the text from every `\(`, `\[` or `$$`
+ * that is never closed, which is quadratic on a completion made of openers.
+ */
+function mathSegments(text: string): [string, number][] {
+  const out: [string, number][] = [];
+  const closers = {
+    "$": forwardFinder(text, "$$"),
+    "(": forwardFinder(text, "\\)"),
+    "[": forwardFinder(text, "\\]"),
+  };
+  let i = 0;
+  while (i < text.length) {
+    const ch = text[i];
+    const next = text[i + 1];
+    if ((ch === "$" && next === "$") || (ch === "\\" && (next === "(" || next === "["))) {
+      // `$$…$$`, `\(…\)`, `\[…\]`: the first closer after at least one character. When there is
+      // none, a `$$` cannot open a single-dollar segment either (its content cannot start with $).
+      const j = closers[next as "$" | "(" | "["](i + 3);
+      if (j >= 0) {
+        out.push([text.slice(i + 2, j), j + 2]);
+        i = j + 2;
+        continue;
+      }
+    } else if (ch === "$" && text[i - 1] !== "\\" && text[i - 1] !== "$") {
+      // `$…$` on one line: closed by the first `$` not escaped as `\$`, after at least one
+      // character. Scanning stops at the line end, and no segment can start inside what it
+      // scanned (every `$` there is escaped), so the scans do not overlap.
+      let k = i + 1;
+      while (k < text.length && text[k] !== "\n" && !(text[k] === "$" && text[k - 1] !== "\\")) k++;
+      if (k < text.length && text[k] === "$" && k > i + 1) {
+        out.push([text.slice(i + 1, k), k + 1]);
+        i = k + 1;
+        continue;
+      }
+    }
+    i++;
+  }
+  return out;
+}
 
 /** Removes `\text{…}`-like groups so prose detection ignores units written in text mode. */
 function withoutText(s: string): string {
@@ -343,10 +458,10 @@ function splitTopLevelEquals(s: string): string[] {
  */
 export function extractLastMath(text: string): string | null {
   let seg: { value: string; end: number } | null = null;
-  for (const m of text.matchAll(MATH_RE)) {
-    const inner = (m[1] ?? m[2] ?? m[3] ?? m[4] ?? "").trim();
+  for (const [raw, end] of mathSegments(text)) {
+    const inner = raw.trim();
     if (inner === "" || /(?:^|[^\\a-zA-Z])[a-zA-Z]{3,}/.test(withoutText(inner))) continue;
-    seg = { value: inner, end: m.index + m[0].length };
+    seg = { value: inner, end };
   }
   const num = lastNumberMatch(text);
   if (seg && (!num || seg.end >= num.end)) return finalEquationSide(seg.value);
@@ -373,7 +488,8 @@ function choiceAt(text: string): Located | null {
   const patterns = [
     /\(([A-J])\)/g,
     /\b(?:answer|option|choice)\s*(?:is\s*)?:?\s*\(?([A-J])\)?(?![A-Za-z0-9])/gi,
-    /^[\s*]*\(?([A-J])\)?[.)]?[\s*]*$/gm,
+    // Spaces and stars of one line only: `[\s*]*` would run across lines from every line start.
+    /^(?:[^\S\n\r\u2028\u2029]|\*)*\(?([A-J])\)?[.)]?(?:[^\S\n\r\u2028\u2029]|\*)*$/gm,
     /(?:\$|\\\()\s*(?:\\text(?:bf)?\{\s*)?\(?([A-J])\)?\s*\}?\s*(?:\$|\\\))/g,
   ];
   let best: { letter: string; end: number; at: number } | null = null;
@@ -510,10 +626,11 @@ export function extractGold(gold: string): string {
 /** Every closed, non-empty box, in order. */
 function allBoxes(text: string): { content: string; start: number; end: number }[] {
   const out: { content: string; start: number; end: number }[] = [];
+  const ends = braceEnds(text);
   for (const m of text.matchAll(/\\(?:boxed|fbox)\s*\{/g)) {
     if (out.length > 0 && m.index < out.at(-1)!.end) continue; // nested inside the previous box
     const open = m.index + m[0].length - 1;
-    const end = closeBrace(text, open);
+    const end = ends.get(open) ?? -1;
     if (end < 0) continue;
     const content = text.slice(open + 1, end - 1).trim();
     if (content !== "") out.push({ content, start: m.index, end });

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import {
   DEFAULT_STRATEGIES,
   extractAnswer,
@@ -155,4 +156,213 @@ Deno.test("extractGold: consecutive boxes form a list, separate ones do not", ()
   assert.equal(extractGold("\\boxed{1}, \\boxed{2} and \\boxed{3}"), "1, 2, 3");
   assert.equal(extractGold("\\boxed{1}. Then we also get \\boxed{2}."), "2");
   assert.equal(extractGold("\\boxed{\\boxed{5}}"), "5");
+});
+
+Deno.test("extractLastNumber: a number is extracted whole, never its prefix", () => {
+  const whole: [string, string | null][] = [
+    ["so x=1e5", "1e5"],
+    ["it is 6.02E23 molecules", "6.02E23"],
+    ["about 1e-7.", "1e-7"],
+    ["we get 10^{3} here", "10^{3}"],
+    ["we get 2^5", "2^5"],
+    ["1.5\\times10^{3}", "1.5\\times10^{3}"],
+    ["3 x 10^2 apples", "3 x 10^2"],
+    ["it is -.5", "-.5"],
+    ["12cm", "12"],
+    ["total 1,000,000.", "1,000,000"],
+    ["2e^x", "2"], // `e` with no digit is Euler's number, not an exponent
+    ["2^x", null],
+    ["v1.5.2", null],
+    ["see 1.5.2", null],
+    ["see 1.5.2 then 7", "7"],
+    ["12^{x}", null],
+    ["x_12", null],
+    ["x_{12}", null],
+    ["10^{4}^x", null], // not the 4 of the exponent
+    ["1.5\\times10^{5}^{y}", null],
+  ];
+  for (const [text, want] of whole) assert.equal(extractLastNumber(text), want, text);
+});
+
+/** A number as the extractor should read it whole. */
+const wholeNumber: fc.Arbitrary<string> = fc.tuple(
+  fc.constantFrom("", "-"),
+  fc.stringMatching(/^[1-9]\d{0,6}$/),
+  fc.constantFrom("", ".5", ".25", ".125"),
+  fc.constantFrom("", "e5", "e-3", "E+12", "^{7}", "^3", " \\times 10^{4}", "\\cdot10^{-2}"),
+  fc.constantFrom("", "/7", "\\%"),
+).map(([s, i, d, e, f]) => `${s}${i}${d}${e}${e === "" ? f : ""}`);
+
+Deno.test("extractLastNumber: property: whole numbers come out whole, continued ones not at all", () => {
+  fc.assert(
+    fc.property(
+      wholeNumber,
+      fc.constantFrom("^x", ".5.1", "_2", "e5", "^{y}", "1", "/7", " \\times 10^{2}", "^2"),
+      (n, cont) => {
+        assert.equal(extractLastNumber(`so it is ${n}.`), n);
+        // The token ends the text, so a number found in it ends there too (the whole token, or a
+        // number after a `/` or a `%`), never at a place inside it: never a prefix.
+        const token = `${n}${cont}`;
+        const r = extractLastNumber(`so it is ${token}`);
+        assert.ok(r === null || token.endsWith(r), `${token} → ${r}`);
+      },
+    ),
+  );
+});
+
+/** The segment regex `extractLastMath` used before its linear scanner: the reference. */
+const REFERENCE_MATH_RE =
+  /\$\$([\s\S]+?)\$\$|(?<![\\$])\$((?:\\\$|[^$\n])+?)(?<!\\)\$|\\\(([\s\S]+?)\\\)|\\\[([\s\S]+?)\\\]/g;
+
+function referenceLastMath(text: string): string | null {
+  let seg: string | null = null;
+  for (const m of text.matchAll(REFERENCE_MATH_RE)) {
+    const inner = (m[1] ?? m[2] ?? m[3] ?? m[4] ?? "").trim();
+    const prose = inner.replace(
+      /\\(?:text|mbox|mathrm|textbf|textit|textnormal|operatorname|begin|end)\s*\{[^{}]*\}/g,
+      "",
+    );
+    if (inner === "" || /(?:^|[^\\a-zA-Z])[a-zA-Z]{3,}/.test(prose)) continue;
+    seg = inner;
+  }
+  return seg;
+}
+
+Deno.test("extractLastMath: property: the linear scanner finds what the segment regex finds", () => {
+  // No digits and no `=`: then the answer is the last segment itself.
+  const piece = fc.constantFrom("$", "$$", "\\", "\\(", "\\)", "\\[", "\\]", "\\$", "\n", "a", " ");
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 40 }), (parts) => {
+      const text = parts.join("");
+      assert.equal(extractLastMath(text), referenceLastMath(text), JSON.stringify(text));
+    }),
+    { numRuns: 2000 },
+  );
+});
+
+Deno.test("extractTagAnswer and extractGold: property: same as the regex and scan they replace", () => {
+  const referenceTag = (text: string): string | null => {
+    const last = [...text.matchAll(/<answer>([\s\S]*?)<\/answer>/gi)].at(-1);
+    const inner = last?.[1]?.trim() ?? "";
+    return inner === "" ? null : lastBoxed(inner) ?? inner;
+  };
+  const tagPiece = fc.constantFrom("<answer>", "</answer>", "<ANSWER>", "</Answer>", "a", " ", "<");
+  fc.assert(
+    fc.property(fc.array(tagPiece, { maxLength: 20 }), (parts) => {
+      const text = parts.join("");
+      assert.equal(extractTagAnswer(text), referenceTag(text), JSON.stringify(text));
+    }),
+    { numRuns: 1000 },
+  );
+  const boxPiece = fc.constantFrom(
+    "\\boxed{",
+    "\\fbox {",
+    "\\boxed",
+    "\\boxed ",
+    "{",
+    "}",
+    "\\{",
+    "\\}",
+    "\\\\",
+    "a",
+    "5",
+    " ",
+    ", ",
+    "$",
+  );
+  fc.assert(
+    fc.property(fc.array(boxPiece, { maxLength: 24 }), (parts) => {
+      const text = parts.join("");
+      assert.equal(lastBoxed(text), referenceLastBoxed(text), JSON.stringify(text));
+      assert.equal(extractGold(text), referenceGold(text), JSON.stringify(text));
+    }),
+    { numRuns: 2000 },
+  );
+});
+
+/** The box scans as they were before they became linear: the reference. */
+function referenceCloseBrace(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === "\\") {
+      i++;
+      continue;
+    }
+    if (ch === "{") depth++;
+    else if (ch === "}") {
+      depth--;
+      if (depth === 0) return i + 1;
+    }
+  }
+  return -1;
+}
+
+function referenceLastBoxed(text: string): string | null {
+  const starts = [...text.matchAll(/\\(?:boxed|fbox)(?![A-Za-z])/g)];
+  for (let k = starts.length - 1; k >= 0; k--) {
+    let i = starts[k]!.index + starts[k]![0].length;
+    while (text[i] === " " || text[i] === "\t") i++;
+    if (text[i] === "{") {
+      const end = referenceCloseBrace(text, i);
+      if (end < 0) return null;
+      const content = text.slice(i + 1, end - 1).trim();
+      if (content !== "") return content;
+      continue;
+    }
+    const token = /^[^\s$]+/.exec(text.slice(i));
+    if (token && !token[0].startsWith("\\boxed")) return token[0];
+  }
+  return null;
+}
+
+function referenceGold(gold: string): string {
+  const boxes: { content: string; start: number; end: number }[] = [];
+  for (const m of gold.matchAll(/\\(?:boxed|fbox)\s*\{/g)) {
+    if (boxes.length > 0 && m.index < boxes.at(-1)!.end) continue;
+    const open = m.index + m[0].length - 1;
+    const end = referenceCloseBrace(gold, open);
+    if (end < 0) continue;
+    const content = gold.slice(open + 1, end - 1).trim();
+    if (content !== "") boxes.push({ content, start: m.index, end });
+  }
+  if (boxes.length > 1) {
+    let k = boxes.length - 1;
+    while (
+      k > 0 &&
+      /^[\s$,;.]*(?:(?:and|or)[\s$]*)?$/.test(gold.slice(boxes[k - 1]!.end, boxes[k]!.start))
+    ) k--;
+    if (k < boxes.length - 1) return boxes.slice(k).map((b) => b.content).join(", ");
+  }
+  return referenceLastBoxed(gold) ?? extractHashAnswer(gold) ?? gold.trim();
+}
+
+Deno.test("extraction: linear on a million characters of unclosed openers", () => {
+  const hostile = [
+    "\\(".repeat(500_000),
+    "\\[".repeat(500_000),
+    "$$".repeat(500_000),
+    "\\boxed{1".repeat(125_000),
+    "\\boxed".repeat(166_666),
+    "<answer>".repeat(125_000),
+    "\n*".repeat(500_000),
+    "answer: x" + " ".repeat(1_000_000) + "y",
+  ];
+  const strategies = [
+    "boxed",
+    "tag",
+    "hash",
+    "phrase",
+    "choice",
+    "lastMath",
+    "lastNumber",
+  ] as const;
+  for (const text of hostile) {
+    const t0 = performance.now();
+    extractAnswerReport(text, { strategies, select: "rightmost" });
+    for (const s of strategies) extractAnswer(text, { strategies: [s] });
+    extractGold(text);
+    const ms = performance.now() - t0;
+    assert.ok(ms < 3000, `${JSON.stringify(text.slice(0, 12))}…: ${ms} ms`);
+  }
 });

@@ -8,6 +8,10 @@
  * wrong and the result says why; recall comes from normalisation and the CAS, never from
  * loosening the comparison.
  *
+ * Design decision: nothing is computed unbounded. Answers over the size budget
+ * ({@linkcode MathBudget}: input and answer length, nesting, exponents, digits) are refused before
+ * any exact or CAS computation, with a `refused: …` reason, and one deadline covers each call.
+ *
  * The `@rlvr/rewards/math` entry point: it loads the CAS (`verifyMath` is synchronous, so the
  * CAS is imported up front) but neither Pyodide nor the code sandbox.
  *
@@ -21,11 +25,13 @@
  * @module
  */
 
+export * from "./budget.ts";
 export * from "./rational.ts";
 export * from "./extract.ts";
 export * from "./normalize.ts";
 export * from "./parse.ts";
 export * from "./cas.ts";
+export * from "./identity.ts";
 export * from "./equivalence.ts";
 export * from "./verify.ts";
 export * from "./reward.ts";

@@ -11,6 +11,8 @@
  * @module
  */
 
+import { DEFAULT_BUDGET } from "./budget.ts";
+
 /** An exact fraction `num/den` in lowest terms with `den > 0`. */
 export interface Rational {
   /** Numerator (carries the sign). */
@@ -85,6 +87,49 @@ export function rationalToNumber(r: Rational): number {
   return neg ? -v : v;
 }
 
+/** `|x|` of a rational. */
+function absRational(x: Rational): Rational {
+  return x.num < 0n ? { num: -x.num, den: x.den } : x;
+}
+
+/** `a ≤ b`, by cross-multiplication (denominators are positive). */
+function lessOrEqual(a: Rational, b: Rational): boolean {
+  return a.num * b.den <= b.num * a.den;
+}
+
+/**
+ * Whether `|a − b| ≤ rel·max(|a|, |b|)` and `|a − b| ≤ abs`, computed exactly (so neither side can
+ * overflow to infinity or underflow to zero and pass: `1.0e-400` and `2.0e-400` are not close).
+ * A tolerance is read as the decimal it prints as (`1e-6` is exactly 10^-6, so both bounds are
+ * inclusive); `Infinity` imposes nothing; `NaN`, zero or a negative one accepts only equality.
+ *
+ * @example Usage
+ * ```ts
+ * import { rational, rationalsClose } from "@rlvr/rewards";
+ * import assert from "node:assert/strict";
+ * assert.ok(rationalsClose(rational(1000001n, 1000000n), rational(1n), 1e-6, 1e-6));
+ * assert.ok(!rationalsClose(rational(1n, 10n ** 400n), rational(2n, 10n ** 400n), 1e-6, 1e-6));
+ * ```
+ */
+export function rationalsClose(a: Rational, b: Rational, rel: number, abs: number): boolean {
+  const diff = absRational({ num: a.num * b.den - b.num * a.den, den: a.den * b.den });
+  if (diff.num === 0n) return true;
+  const bound = (tol: number, scale: Rational): Rational | null => {
+    if (tol === Infinity) return null;
+    // A tolerance means the decimal it prints as: `1e-6` is 10^-6, not the double just below it.
+    const t = (Number.isFinite(tol) && tol > 0 ? fromNumString(String(tol), true)?.value : null) ??
+      rational(0n);
+    return { num: t.num * scale.num, den: t.den * scale.den };
+  };
+  const aa = absRational(a);
+  const bb = absRational(b);
+  const larger = lessOrEqual(aa, bb) ? bb : aa;
+  const relBound = bound(rel, larger);
+  const absBound = bound(abs, rational(1n));
+  return (relBound === null || lessOrEqual(diff, relBound)) &&
+    (absBound === null || lessOrEqual(diff, absBound));
+}
+
 /** A parsed numeric literal: a finite exact value, or a signed infinity. */
 export type NumberLiteral =
   | {
@@ -143,8 +188,11 @@ function div(a: Rational, b: Rational): Rational | null {
   return b.num === 0n ? null : rational(a.num * b.den, a.den * b.num);
 }
 
-/** Exponents beyond this are not expanded (a literal `1e100000` is left to the CAS). */
-const MAX_EXPONENT = 4000;
+/**
+ * Exponents beyond this are not expanded; the answer budget refuses them before they get here
+ * (`maxExponent`), so a literal `1e100000` reaches neither the CAS nor `BigInt`.
+ */
+const MAX_EXPONENT = DEFAULT_BUDGET.maxExponent;
 
 /**
  * Parses a numeric literal (after {@linkcode normalizeLatex}): integers, decimals, fractions

@@ -5,6 +5,7 @@ import {
   rational,
   rationalEquals,
   rationalFromMathJson,
+  rationalsClose,
   rationalToNumber,
 } from "./rational.ts";
 
@@ -112,4 +113,41 @@ Deno.test("rationalFromMathJson: numbers, big numbers, rationals, negation; null
   assert.equal(rationalFromMathJson("Pi"), null);
   assert.equal(rationalFromMathJson(Infinity), null);
   assert.equal(rationalFromMathJson({ num: "NaN" }), null);
+});
+
+Deno.test("rationalsClose: exact, inclusive, no overflow or underflow", () => {
+  const r = (n: bigint, d = 1n) => rational(n, d);
+  assert.ok(rationalsClose(r(1000001n, 1000000n), r(1n), 1e-6, 1e-6)); // exactly on both bounds
+  assert.ok(!rationalsClose(r(1000002n, 1000000n), r(1n), 1e-6, 1e-6));
+  assert.ok(!rationalsClose(r(1n, 10n ** 400n), r(2n, 10n ** 400n), 1e-6, 1e-6)); // doubles: 0, 0
+  assert.ok(!rationalsClose(r(10n ** 400n), r(10n ** 400n + 1n), 1e-6, 1e-6)); // doubles: ∞, ∞
+  assert.ok(rationalsClose(r(10n ** 400n), r(10n ** 400n + 1n), 1e-6, Infinity));
+  assert.ok(rationalsClose(r(3n), r(3n), 0, 0));
+  assert.ok(!rationalsClose(r(3n), r(4n), NaN, Infinity));
+  assert.ok(!rationalsClose(r(3n), r(4n), -1, Infinity));
+});
+
+Deno.test("rationalsClose: property: symmetric, and agrees with doubles where they are exact", () => {
+  fc.assert(
+    fc.property(
+      fc.bigInt({ min: -(10n ** 9n), max: 10n ** 9n }),
+      fc.bigInt({ min: -(10n ** 9n), max: 10n ** 9n }),
+      fc.constantFrom(1e-6, 1e-3, 0.5),
+      (a, b, tol) => {
+        const x = rational(a, 1024n);
+        const y = rational(b, 1024n);
+        assert.equal(rationalsClose(x, y, tol, Infinity), rationalsClose(y, x, tol, Infinity));
+        // Integers/1024 below 2^30 and dyadic tolerances are exact in doubles.
+        const dx = Number(a) / 1024;
+        const dy = Number(b) / 1024;
+        if (tol === 0.5) {
+          const d = Math.abs(dx - dy);
+          assert.equal(
+            rationalsClose(x, y, tol, tol),
+            d <= tol * Math.max(Math.abs(dx), Math.abs(dy)) && d <= tol,
+          );
+        }
+      },
+    ),
+  );
 });

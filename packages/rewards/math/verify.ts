@@ -5,9 +5,16 @@
  * Design decision: it never throws. Any internal failure is reported as `correct: false` with the
  * reason, so a reward built on it gives 0, never a spurious 1 and never a failed batch.
  *
+ * It cannot be hung either, while staying synchronous: the inputs, then each answer, are checked
+ * against the size budget (`budget.ts`) before anything but a linear scan reads them, extraction is
+ * linear in the completion, and one deadline (`timeLimitMs`) covers extraction and comparison,
+ * checked inside every loop that could run long. An over-budget input is "not verified":
+ * `correct: false` with a reason that starts with `refused:`.
+ *
  * @module
  */
 
+import { budgetRefusal, DEFAULT_BUDGET } from "./budget.ts";
 import type { Verdict } from "./cas.ts";
 import { answersEquivalent, type EquivalenceOptions } from "./equivalence.ts";
 import {
@@ -27,7 +34,12 @@ export interface MathVerifyOptions extends EquivalenceOptions, ExtractOptions {
    * before comparing (default `true`); `false` compares the gold string as it is.
    */
   extractGold?: boolean;
-  /** Longer extracted answers are rejected unread (default `1000` characters). */
+  /**
+   * Longer extracted answers are refused unread (default `1000` characters).
+   *
+   * @deprecated Use `maxLength`, the same limit, which also applies to the gold answer (and wins
+   * when both are set).
+   */
   maxAnswerLength?: number;
 }
 
@@ -58,7 +70,9 @@ const CHOICE_STRATEGIES: readonly ExtractionStrategy[] = [
  * default, then `<answer>` tags, `####`, "the answer is", the last math or number), and compares
  * it with the gold answer exactly, numerically or symbolically. When the gold answer is a
  * multiple-choice letter, the fallbacks look for a committed letter instead of a number. The
- * whole comparison runs under one time limit (`timeLimitMs`, default 3000 ms).
+ * whole call runs under one time limit (`timeLimitMs`, default 3000 ms), and inputs over the size
+ * budget ({@linkcode MathBudget}: `maxInputLength`, `maxLength`, `maxDepth`, `maxExponent`,
+ * `maxDigits`) are refused before any computation, with a reason that starts with `refused:`.
  *
  * @example Usage
  * ```ts
@@ -70,6 +84,7 @@ const CHOICE_STRATEGIES: readonly ExtractionStrategy[] = [
  * assert.equal(verifyMath("\\boxed{0.333}", "\\frac13").correct, false);
  * assert.equal(verifyMath("I think it's (B).", "B").correct, true);
  * assert.equal(verifyMath("no idea", "5").extracted, null);
+ * assert.match(verifyMath("\\boxed{1e999999}", "1e999998").reason, /^refused: .*maxExponent/);
  * ```
  */
 export function verifyMath(
@@ -77,9 +92,31 @@ export function verifyMath(
   gold: string,
   options: MathVerifyOptions = {},
 ): MathVerifyResult {
+  const start = performance.now();
+  const timeLimitMs = options.timeLimitMs ?? 3000;
+  const maxLength = options.maxLength ?? options.maxAnswerLength ?? DEFAULT_BUDGET.maxLength;
+  const maxInput = options.maxInputLength ?? DEFAULT_BUDGET.maxInputLength;
+  const o: MathVerifyOptions = { ...options, maxLength };
   let goldAnswer = "";
+  const refused = (what: string, reason: string, extracted: string | null = null) => ({
+    correct: false,
+    extracted,
+    reason: `refused: ${what} has ${reason}`,
+    strategy: null,
+    gold: goldAnswer,
+  });
   try {
-    goldAnswer = options.extractGold === false ? String(gold).trim() : extractGold(String(gold));
+    const goldText = String(gold);
+    const text = String(completion);
+    if (goldText.length > maxInput) {
+      const n = goldText.length;
+      return refused("the gold field", `${n} characters, more than maxInputLength (${maxInput})`);
+    }
+    if (text.length > maxInput) {
+      const n = text.length;
+      return refused("the completion", `${n} characters, more than maxInputLength (${maxInput})`);
+    }
+    goldAnswer = options.extractGold === false ? goldText.trim() : extractGold(goldText);
     if (goldAnswer === "") {
       return {
         correct: false,
@@ -89,10 +126,13 @@ export function verifyMath(
         gold: "",
       };
     }
+    // Before `parseChoice`, which normalises the text (superlinear in its nesting).
+    const goldRefusal = budgetRefusal(goldAnswer, o);
+    if (goldRefusal) return refused("the gold answer", goldRefusal);
     const goldChoice = parseChoice(goldAnswer);
     const strategies = options.strategies ??
       (goldChoice !== null ? CHOICE_STRATEGIES : DEFAULT_STRATEGIES);
-    const report = extractAnswerReport(String(completion), { ...options, strategies });
+    const report = extractAnswerReport(text, { ...options, strategies });
     if (!report.extraction) {
       return {
         correct: false,
@@ -103,17 +143,19 @@ export function verifyMath(
       };
     }
     const { answer, strategy } = report.extraction;
-    const limit = options.maxAnswerLength ?? 1000;
-    if (answer.length > limit) {
+    const answerRefusal = budgetRefusal(answer, o);
+    if (answerRefusal) return { ...refused("the answer", answerRefusal, answer), strategy };
+    const left = timeLimitMs - (performance.now() - start);
+    if (left <= 0) {
       return {
         correct: false,
         extracted: answer,
-        reason: `extracted answer longer than ${limit} characters`,
+        reason: `time limit (${timeLimitMs} ms) reached during extraction`,
         strategy,
         gold: goldAnswer,
       };
     }
-    let verdict: Verdict = answersEquivalent(goldAnswer, answer, options);
+    let verdict: Verdict = answersEquivalent(goldAnswer, answer, { ...o, timeLimitMs: left });
     if (!verdict.equal && goldChoice !== null && parseChoice(answer) === null) {
       // "The answer is the second one, (C)": a letter inside the answer counts when it is the only
       // letter named there ("(A) or (B)" commits to nothing).

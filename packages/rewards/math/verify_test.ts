@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { MATH_CASES } from "./cases_test_data.ts";
 import { lastBoxed } from "./extract.ts";
-import { verifyMath } from "./verify.ts";
+import { type MathVerifyOptions, type MathVerifyResult, verifyMath } from "./verify.ts";
 
 /** Recall the table reaches today; raise it when false negatives are fixed. */
 const RECALL_THRESHOLD = 0.98;
@@ -207,4 +207,241 @@ Deno.test("verifyMath: a long completion stays fast", () => {
   assert.equal(verifyMath(long, "42").correct, true);
   assert.equal(verifyMath(long.replace("\\boxed{42}", "42"), "42").correct, true);
   assert.ok(performance.now() - t0 < 2000);
+});
+
+/** The acceptance budget of one call: each case below must finish well within it. */
+const BUDGET_MS = 5000;
+
+/** Runs `verifyMath`, prints verdict and time, and checks the time against the budget. */
+function timedVerify(
+  label: string,
+  completion: string,
+  gold: string,
+  options: MathVerifyOptions = {},
+): MathVerifyResult {
+  const t0 = performance.now();
+  const r = verifyMath(completion, gold, options);
+  const ms = performance.now() - t0;
+  console.log(
+    `  ${label}: correct=${r.correct} in ${ms.toFixed(1)} ms (${r.reason.slice(0, 100)})`,
+  );
+  assert.ok(ms < BUDGET_MS, `${label} took ${ms.toFixed(0)} ms`);
+  return r;
+}
+
+Deno.test("verifyMath: regression: huge exponents are refused before any computation", () => {
+  const r = timedVerify("\\boxed{1e999999} vs 1e999998", "\\boxed{1e999999}", "1e999998");
+  assert.equal(r.correct, false);
+  assert.match(r.reason, /^refused: .*exponent 99999\d, beyond maxExponent \(10000\)/);
+  // The same with the gold within budget: the answer is refused, not the gold.
+  const a = timedVerify("\\boxed{1e999999} vs 1", "\\boxed{1e999999}", "1");
+  assert.match(a.reason, /^refused: the answer has an exponent 999999/);
+  assert.equal(a.extracted, "1e999999");
+  for (const pred of ["10^{999999}", "7^{999999}", "1.5\\times 10^{999999}", "x^{999999}"]) {
+    const v = timedVerify(`${pred} vs 5`, `\\boxed{${pred}}`, "5");
+    assert.equal(v.correct, false);
+    assert.match(v.reason, /^refused: .*maxExponent/);
+  }
+  // Within the budget the same notation is compared exactly.
+  assert.equal(timedVerify("1e5000 vs 10^{5000}", "\\boxed{1e5000}", "10^{5000}").correct, true);
+  assert.equal(timedVerify("1e5000 vs 1e4999", "\\boxed{1e5000}", "1e4999").correct, false);
+});
+
+Deno.test("verifyMath: regression: deep nesting is refused, not parsed", () => {
+  const deep = "\\frac{1}{".repeat(5000) + "2" + "}".repeat(5000);
+  const r = timedVerify("5000-deep \\frac gold", "\\boxed{1}", deep);
+  assert.equal(r.correct, false);
+  assert.match(r.reason, /^refused: the gold answer has \d+ characters, more than maxLength/);
+  // With the length limit lifted, the nesting limit refuses it, before any normalisation.
+  const lifted = timedVerify("5000-deep, maxLength lifted", "\\boxed{1}", deep, {
+    maxLength: 1e6,
+  });
+  assert.match(lifted.reason, /^refused: the gold answer has brackets nested 5000 deep/);
+  const flat = "\\frac{" + "1}{".repeat(1) + "2}";
+  assert.equal(verifyMath("\\boxed{0.5}", flat).correct, true);
+  const sixty = "\\frac{1}{".repeat(60) + "2" + "}".repeat(60);
+  assert.match(verifyMath(`\\boxed{${sixty}}`, "1").reason, /^refused: the answer has brackets/);
+  assert.equal(
+    verifyMath(`\\boxed{${sixty}}`, "1", { maxDepth: 64 }).reason.startsWith("refused"),
+    false,
+  );
+});
+
+Deno.test("verifyMath: regression: an overflow to infinity is not infinity", () => {
+  const r = timedVerify("\\boxed{1e9999999} vs \\infty", "\\boxed{1e9999999}", "\\infty");
+  assert.equal(r.correct, false);
+  // With the exponent limit lifted, the CAS reads the literal as +∞: refused all the same.
+  const lifted = timedVerify("same, maxExponent lifted", "\\boxed{1e9999999}", "\\infty", {
+    maxExponent: 1e9,
+    maxDigits: 1e9,
+  });
+  assert.equal(lifted.correct, false);
+  assert.match(lifted.reason, /overflows to infinity/);
+  assert.equal(
+    verifyMath("\\boxed{-1e9999999}", "-\\infty", { maxExponent: 1e9, maxDigits: 1e9 }).correct,
+    false,
+  );
+  assert.equal(verifyMath("\\boxed{\\infty}", "\\infty").correct, true);
+  // Underflow neither: below 1e-324 both would be the double 0.
+  assert.equal(timedVerify("1.0e-400 vs 2.0e-400", "\\boxed{1.0e-400}", "2.0e-400").correct, false);
+});
+
+Deno.test("verifyMath: regression: a number's prefix is never its value", () => {
+  for (const completion of ["1e5", "x=1e5", "so x = 1e5", "it is 1.5e5", "about 2^{10}", "2^x"]) {
+    const r = timedVerify(`${completion} vs 1`, completion, "1");
+    assert.equal(r.correct, false, `${completion}: ${r.reason}`);
+    assert.notEqual(r.extracted, "1");
+  }
+  assert.equal(verifyMath("so x=1e5", "100000").correct, true);
+  assert.equal(verifyMath("so x=1e5", "100000").extracted, "1e5");
+  assert.equal(verifyMath("about 1.5 \\times 10^{3} apples", "1500").correct, true);
+  assert.equal(verifyMath("we get 2^{10}", "1024").correct, true);
+});
+
+Deno.test("verifyMath: regression: division by zero is never equal to anything", () => {
+  const r = timedVerify("\\frac{1}{0} vs \\frac{2}{0}", "\\boxed{\\frac{1}{0}}", "\\frac{2}{0}");
+  assert.equal(r.correct, false);
+  assert.match(r.reason, /^refused: undefined value \(division by zero\)/);
+  const golds = ["\\frac{1}{0}", "\\frac{2}{0}", "\\infty", "1/0", "\\frac{0}{0}", "0"];
+  const preds = [
+    "\\frac{1}{0}",
+    "1/0",
+    "\\frac{1}{1-1}",
+    "\\frac{1}{\\sin\\pi}",
+    "0^{-1}",
+    "\\frac{x}{0}",
+  ];
+  for (const g of golds) {
+    for (const p of preds) {
+      const v = verifyMath(`\\boxed{${p}}`, g);
+      assert.equal(v.correct, false, `${p} vs ${g}: ${v.reason}`);
+      const w = verifyMath(`\\boxed{${g}}`, p);
+      assert.equal(w.correct, false, `${g} vs ${p}: ${w.reason}`);
+    }
+  }
+  // Inside structures too.
+  assert.equal(verifyMath("\\boxed{(1, \\frac{1}{0})}", "(1, \\frac{1}{0})").correct, false);
+  assert.equal(verifyMath("\\boxed{x = \\frac{1}{0}}", "\\frac{1}{0}").correct, false);
+});
+
+Deno.test("verifyMath: regression: identities of high degree are decided exactly", () => {
+  const r = timedVerify(
+    "(x+1)^{1000}-(1+x)^{999}(x+1) vs 0",
+    "\\boxed{(x+1)^{1000}-(1+x)^{999}(x+1)}",
+    "0",
+  );
+  assert.equal(r.correct, true, r.reason);
+  assert.match(r.reason, /exact values agree/);
+  const off = timedVerify(
+    "(x+1)^{1000}-(1+x)^{999}x vs 0",
+    "\\boxed{(x+1)^{1000}-(1+x)^{999}x}",
+    "0",
+  );
+  assert.equal(off.correct, false);
+  // Up to the exponent limit, and with a difference far below any float tolerance.
+  assert.equal(verifyMath("\\boxed{(x+1)^{10000}-(x+1)^{9999}(x+1)}", "0").correct, true);
+  assert.equal(verifyMath("\\boxed{x^2 + 10^{-15}}", "x^2").correct, false);
+  assert.equal(verifyMath("\\boxed{y = (x+1)^{2000}}", "(1+x)^{2000} = y").correct, true);
+});
+
+Deno.test("verifyMath: regression: an answer the LaTeX parser backtracks on is cut off", () => {
+  // 41 properly nested characters that the engine's parser took 88 s on (exponential in depth);
+  // the leading `2+` makes it a scalar (a leading bracket would read as an interval).
+  const nested = "2+[[]\\cup|[[[(" + "\\left(".repeat(3) + "^" + ")".repeat(4) + "]]]]";
+  const r = timedVerify("exponential-parse answer vs 1", `\\boxed{${nested}}`, "1");
+  assert.equal(r.correct, false);
+  assert.match(r.reason, /LaTeX parser needed more than/);
+  // In a list, the other items still get their time.
+  const list = timedVerify("same, first of a pair", `\\boxed{${nested}, 2}`, "1, 2");
+  assert.equal(list.correct, false);
+});
+
+/** Completions made to hang a regex scan: a million characters of openers. */
+const HOSTILE_COMPLETIONS: Record<string, string> = {
+  "\\(": "\\(".repeat(500_000),
+  "\\[": "\\[".repeat(500_000),
+  "$$": "$$a".repeat(333_333),
+  "\\boxed{1": "\\boxed{1".repeat(125_000),
+  "\\boxed": "\\boxed".repeat(166_666),
+  "<answer>": "<answer>".repeat(125_000),
+  "\\n*": "\n*".repeat(500_000),
+  "answer: x   …": "answer: x" + " ".repeat(999_000) + "y",
+  "1": "1".repeat(1_000_000),
+};
+
+Deno.test("verifyMath: completions of a million hostile characters stay fast", () => {
+  for (const [name, text] of Object.entries(HOSTILE_COMPLETIONS)) {
+    for (const gold of ["1", "B"]) {
+      const r = timedVerify(`${JSON.stringify(name)} ×${text.length} vs ${gold}`, text, gold);
+      assert.equal(r.correct, false);
+    }
+  }
+  const long = "x".repeat(1_000_001);
+  assert.match(verifyMath(long, "1").reason, /^refused: the completion has 1000001 characters/);
+  assert.match(verifyMath("\\boxed{1}", long).reason, /^refused: the gold field has/);
+});
+
+/**
+ * Pieces of answers that are expensive for a parser, a CAS or `BigInt`: over the budget (refused
+ * up front) and just within it (computed).
+ */
+const HOSTILE_PIECES = [
+  "1e999999",
+  "10^{99999}",
+  "2^{2^{2^{2^{2^2}}}}",
+  "(10^{4})!",
+  "\\binom{10^{6}}{5}",
+  "\\sum_{n=1}^{10^{9}} n",
+  "\\prod_{k=1}^{10^{5}} k",
+  "10^{9999}",
+  "2^{2^{13}}",
+  "(10^{3})!",
+  "\\binom{5000}{2500}",
+  "\\sum_{n=1}^{10^{6}} n",
+  "\\prod_{k=1}^{3000} k",
+  "x^{x^{x}}",
+  "\\sin(10^{999})",
+  "+",
+  "-",
+  "\\cdot",
+  "\\frac{1}{0}",
+  "(x+1)^{9999}",
+  "\\sqrt{",
+  "\\frac{",
+  "{",
+  "}",
+  "(",
+  ")",
+  "^",
+  "x",
+  "9".repeat(300),
+  "\\infty",
+  "1e9999999",
+  ",",
+  "=",
+  "<",
+  "\\left(",
+  "\\begin{pmatrix}",
+  "&",
+  "\\\\",
+];
+
+Deno.test("verifyMath: property: hostile answers finish within the budget and never throw", () => {
+  let slowest = 0;
+  fc.assert(
+    fc.property(
+      fc.array(fc.constantFrom(...HOSTILE_PIECES), { minLength: 1, maxLength: 12 }),
+      fc.array(fc.constantFrom(...HOSTILE_PIECES), { minLength: 1, maxLength: 6 }),
+      (pred, gold) => {
+        const t0 = performance.now();
+        const r = verifyMath(`\\boxed{${pred.join(" ")}}`, gold.join(" "));
+        const ms = performance.now() - t0;
+        slowest = Math.max(slowest, ms);
+        assert.equal(typeof r.correct, "boolean");
+        assert.ok(ms < BUDGET_MS, `${pred.join(" ")} vs ${gold.join(" ")}: ${ms} ms`);
+      },
+    ),
+    { numRuns: 60 },
+  );
+  console.log(`  slowest hostile comparison: ${slowest.toFixed(1)} ms`);
 });
