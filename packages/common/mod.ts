@@ -36,6 +36,7 @@
  */
 
 export * from "./atomic.ts";
+export * from "./closest.ts";
 export * from "./jsonl.ts";
 export * from "./prng.ts";
 export * from "./registry.ts";

@@ -21,6 +21,8 @@
  * @module
  */
 
+import { closest } from "./closest.ts";
+
 /** The default key rule of {@link Registry} (see the module doc). */
 const DEFAULT_KEY = /^[a-z][a-z0-9_]*(?:-[a-z0-9_]+)*\+?$/;
 const DEFAULT_KEY_RULE =
@@ -55,29 +57,6 @@ function show(value: unknown): string {
     s = String(value);
   }
   return s.length > 60 ? `${s.slice(0, 57)}...` : s;
-}
-
-/**
- * Edit distance with insertions, deletions, substitutions and transpositions of adjacent
- * characters (optimal string alignment): `grpo` is one edit from `gpro`.
- */
-function editDistance(a: string, b: string): number {
-  let prev2: number[] = [];
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let d = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        d = Math.min(d, prev2[j - 2]! + 1);
-      }
-      cur.push(d);
-    }
-    prev2 = prev;
-    prev = cur;
-  }
-  return prev[b.length]!;
 }
 
 /**
@@ -190,7 +169,7 @@ export class Registry<F extends (...args: never[]) => unknown> {
     const fn = typeof key === "string" ? this.#fns.get(key) : undefined;
     if (fn !== undefined) return fn;
     const names = this.names();
-    const near = typeof key === "string" ? this.#closest(key, names) : undefined;
+    const near = typeof key === "string" ? closest(key, names) : undefined;
     throw new RangeError(
       `${context === undefined ? "" : `${context}: `}unknown ${this.kind} ${
         show(key)
@@ -248,17 +227,5 @@ export class Registry<F extends (...args: never[]) => unknown> {
    */
   entries(): [string, F][] {
     return [...this.#fns.entries()];
-  }
-
-  /** The key closest to `word` if it is a likely typo of it (ties: the earliest registered). */
-  #closest(word: string, names: readonly string[]): string | undefined {
-    const lower = word.toLowerCase();
-    let best: string | undefined;
-    let bestDistance = Infinity;
-    for (const name of names) {
-      const d = editDistance(lower, name.toLowerCase());
-      if (d < bestDistance) [best, bestDistance] = [name, d];
-    }
-    return bestDistance <= Math.max(1, Math.floor(word.length / 3)) ? best : undefined;
   }
 }
