@@ -2,38 +2,60 @@
  * Internal: the program inside a Python sandbox child (run by `python.ts`, never imported).
  *
  * It runs with `--allow-read=<pyodide package dir>` and nothing else, under an import map that
- * blocks every local module outside that directory, loads Pyodide (from a memory snapshot when
+ * blocks every local module outside that directory (and maps `./_harden.ts` to a copy the parent
+ * wrote), with code generation from strings disabled, loads Pyodide (from a memory snapshot when
  * the parent sends one), then serves test cases one at a time. Protocol: the parent writes
  * frames to stdin (4-byte little-endian length, then the payload): a JSON config
- * `{nonce, indexURL, mode}`, then (mode `serve`) the snapshot bytes (possibly empty), then one
- * JSON job `{id, code, tests, input, outputLimitBytes}` per case. Mode `snapshot` writes the raw
- * snapshot to stdout and exits. In mode `serve` every reply is one stdout line
- * `<nonce> <json>`; the nonce travels only on stdin and lives in this module's closure, so the
- * program under test (which can reach JavaScript through Pyodide's FFI) cannot forge replies.
- * Everything this file needs from the outside world is captured before any untrusted code runs.
+ * `{nonce, indexURL, mode, modules, toolkit, testModules, tests}`, then (mode `serve`) the
+ * snapshot bytes (possibly empty), then one JSON job `{id, code, test, input, outputLimitBytes}`
+ * per case (`test`: the index of the case's snippet in `tests`, or `null` for a stdin/stdout
+ * case). Mode `snapshot` imports `modules`, compiles the toolkit, writes the raw snapshot to
+ * stdout and exits 0 (4 when the toolkit fails its self-check). In mode `serve` every reply is
+ * one stdout line `<nonce> <json>`; the nonce travels only on stdin and lives in this module's
+ * closure.
  *
- * Self-contained on purpose: the child resolves modules under `--no-config`, so its only import
- * is `./_pyodide_entry.ts`, which the child's import map points at Pyodide's `pyodide.mjs`
- * (a static import: JSR rejects dynamic imports it cannot resolve at publish time).
+ * Verdict integrity: the verdict is computed here, in JavaScript, and never trusted from Python.
+ * Before any untrusted code runs, the runner evaluates the Python toolkit (`_py_toolkit.ts`) in
+ * a private namespace, compiles every test snippet with it, cuts the JavaScript bridge (the
+ * `js` and `pyodide_js` modules; `jsglobals` is an empty frozen object anyway), installs the
+ * toolkit's audit hook, and locks this realm's intrinsics (`_harden.ts`), so that whatever
+ * JavaScript object a program might still reach cannot run code from a string or replace a
+ * built-in the runner uses. Per case it calls, through the proxies it holds, the toolkit's
+ * `run_source` on the program and, for an assertion case, `run_code` on the pre-compiled
+ * tests in a fresh namespace: the case passes when that call returned no exception. Python
+ * produces no JSON and no status; it cannot write to the real stdout (its streams go to the
+ * sinks below) and it cannot read the nonce.
+ *
+ * Self-contained on purpose: the child resolves modules under `--no-config`, so its only imports
+ * are `./_pyodide_entry.ts`, which the child's import map points at Pyodide's `pyodide.mjs`
+ * (a static import: JSR rejects dynamic imports it cannot resolve at publish time), and
+ * `./_harden.ts`, which it points at the parent's copy.
  *
  * @module
  */
 
 import { loadPyodide as loadPyodideEntry } from "./_pyodide_entry.ts";
+import { hardenIntrinsics } from "./_harden.ts";
 
-interface PyCallable {
+/** A proxy of a Python object, as Pyodide hands it to JavaScript. */
+interface PyProxy {
   (...args: unknown[]): unknown;
   /** Calls with stack switching (JSPI), so `asyncio.run` can wait on JavaScript promises. */
   callPromising?(...args: unknown[]): Promise<unknown>;
+  get(key: unknown): unknown;
+  set(key: unknown, value: unknown): void;
+  delete(key: unknown): void;
+  toJs(): unknown;
+  destroy(): void;
 }
 
 interface PyodideLike {
-  runPython(code: string): unknown;
-  globals: { get(name: string): unknown };
+  runPython(code: string, options?: { globals?: unknown; filename?: string }): unknown;
   setStdin(options: { read(buffer: Uint8Array): number; isatty?: boolean }): void;
   setStdout(options: { write(buffer: Uint8Array): number; isatty?: boolean }): void;
   setStderr(options: { write(buffer: Uint8Array): number; isatty?: boolean }): void;
   makeMemorySnapshot(): Uint8Array;
+  unregisterJsModule(name: string): void;
 }
 
 type LoadPyodide = (config: Record<string, unknown>) => Promise<PyodideLike>;
@@ -42,12 +64,20 @@ interface Config {
   nonce: string;
   indexURL: string;
   mode: "snapshot" | "serve";
+  /** Modules to import before the snapshot. */
+  modules: string[];
+  /** The Python toolkit's source (`_py_toolkit.ts`). */
+  toolkit: string;
+  /** Standard-library modules tests get fresh copies of. */
+  testModules: string[];
+  /** The assertion snippets of the program's cases. */
+  tests: string[];
 }
 
 interface Job {
   id: number;
   code: string;
-  tests: string | null;
+  test: number | null;
   input: string;
   outputLimitBytes: number;
 }
@@ -90,89 +120,79 @@ async function readFrame(): Promise<Uint8Array | null> {
   return len === 0 ? new Uint8Array(0) : await readExact(len);
 }
 
-const HARNESS = `
-def _rlvr_make():
-    import sys, os, json, traceback
-    def reopen_std_fds():
-        # A program may have closed fd 0/1/2 (open(0) closes it when collected): reopen them.
-        for fd, path, flags in ((0, "/dev/stdin", os.O_RDONLY), (1, "/dev/stdout", os.O_WRONLY), (2, "/dev/stderr", os.O_WRONLY)):
-            try:
-                os.fstat(fd)
-            except OSError:
-                new = os.open(path, flags)
-                if new != fd:
-                    os.dup2(new, fd)
-                    os.close(new)
-    def flush_all(streams):
-        for s in streams:
-            try:
-                s.flush()
-            except BaseException:
-                pass
-    def run(code, tests):
-        ns = {"__name__": "__main__", "__builtins__": __builtins__}
-        reopen_std_fds()
-        out = open(1, "w", encoding="utf-8", errors="replace", closefd=False)
-        err = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
-        sys.stdin = open(0, "r", encoding="utf-8", errors="replace", closefd=False)
-        sys.stdout = out
-        sys.stderr = err
-        phase = "code"
-        status = "ok"
-        exit_code = 0
-        message = ""
-        try:
-            exec(compile(code, "solution.py", "exec"), ns)
-            if tests is not None:
-                phase = "tests"
-                # A trace function can jump over lines (frame.f_lineno): drop any the program set.
-                sys.settrace(None)
-                sys.setprofile(None)
-                exec(compile(tests, "tests.py", "exec"), ns)
-                phase = "done"
-        except SystemExit as e:
-            status = "exit"
-            c = e.code
-            if c is None:
-                exit_code = 0
-            elif isinstance(c, int):
-                exit_code = c
-            else:
-                exit_code = 1
-                message = str(c)
-        except MemoryError:
-            status = "memory"
-            message = "MemoryError"
-        except BaseException as e:
-            status = "assert" if phase == "tests" and isinstance(e, AssertionError) else "error"
-            tb = e.__traceback__.tb_next if e.__traceback__ is not None else None
-            message = "".join(traceback.format_exception(type(e), e, tb))
-        finally:
-            flush_all([sys.stdout, sys.stderr, out, err, sys.__stdout__, sys.__stderr__])
-        return json.dumps({"status": status, "phase": phase, "exitCode": exit_code, "message": message[-4000:]})
-    return run
-_rlvr_run = _rlvr_make()
-del _rlvr_make
-`;
-
 const first = await readFrame();
 if (first === null) exit(2);
 const config = JSON.parse(decoder.decode(first)) as Config;
 const started = performance.now();
 const loadPyodide = loadPyodideEntry as unknown as LoadPyodide;
-const common = { indexURL: config.indexURL, jsglobals: {}, env: {}, args: [] };
+// The `js` module is this object: empty, frozen, without a prototype to climb.
+const jsglobals = Object.freeze(Object.create(null));
+const common = { indexURL: config.indexURL, jsglobals, env: {}, args: [] };
+
+/**
+ * Evaluates the toolkit in a private namespace whose `__builtins__` is empty, with the C `exec`
+ * (Pyodide's `runPython` would tokenize it in Python). The snapshot holds it compiled already
+ * (as `sys._rlvr_toolkit`, removed here before any program runs): compiling takes 0.1 s.
+ */
+function evaluateToolkit(py: PyodideLike): PyProxy {
+  const sys = py.runPython("import sys; sys.__dict__") as PyProxy;
+  const exec = py.runPython("exec") as PyProxy;
+  const scope = py.runPython("{'__builtins__': {}}") as PyProxy;
+  const code = (sys.get("_rlvr_toolkit") as PyProxy | undefined) ?? compileToolkit(py);
+  sys.delete("_rlvr_toolkit");
+  exec(code, scope);
+  const build = scope.get("_rlvr_build") as PyProxy;
+  scope.delete("_rlvr_build");
+  return build;
+}
+
+function compileToolkit(py: PyodideLike): PyProxy {
+  const compile = py.runPython("compile") as PyProxy;
+  return compile(config.toolkit, "<rlvr>", "exec", 0, true) as PyProxy;
+}
+
+function randomHex(): string {
+  return crypto.randomUUID().replaceAll("-", "");
+}
+
+function buildToolkit(py: PyodideLike): PyProxy {
+  const builtins = py.runPython("import builtins; builtins.__dict__");
+  const runUntilComplete = py.runPython(
+    "import pyodide_js; bool(pyodide_js._api.config.enableRunUntilComplete)",
+  );
+  return evaluateToolkit(py)(
+    builtins,
+    `__rlvr_cmp_${randomHex()}`,
+    `__rlvr_tests_${randomHex()}`,
+    config.testModules.join(","),
+    runUntilComplete,
+  ) as PyProxy;
+}
 
 if (config.mode === "snapshot") {
   const py = await loadPyodide({ ...common, _makeSnapshot: true });
-  writeAll(py.makeMemorySnapshot());
+  py.runPython(`import ${config.modules.join(", ")}`);
+  (py.runPython("import sys; sys.__dict__") as PyProxy).set("_rlvr_toolkit", compileToolkit(py));
+  const bytes = py.makeMemorySnapshot();
+  // Once per snapshot (its cache key covers the toolkit): no toolkit function may look up a
+  // global or a builtin, or share a closure cell (see `check` in the toolkit). Checked after
+  // the snapshot is taken, so that nothing of it is in there.
+  const fns = buildToolkit(py);
+  const problems = ((fns.get(9) as PyProxy)(fns) as PyProxy).toJs() as string[];
+  if (problems.length > 0) {
+    Deno.stderr.writeSync(encoder.encode(`the Python toolkit is unsafe: ${problems.join("; ")}\n`));
+    exit(4);
+  }
+  writeAll(bytes);
   exit(0);
 }
 
 const snapshot = await readFrame();
 if (snapshot === null) exit(2);
 const nonce = config.nonce;
+const stringify = JSON.stringify;
 function send(message: Record<string, unknown>): void {
-  writeAll(encoder.encode(`\n${nonce} ${JSON.stringify(message)}\n`));
+  writeAll(encoder.encode(`\n${nonce} ${stringify(message)}\n`));
 }
 
 let py: PyodideLike;
@@ -184,8 +204,49 @@ try {
   send({ type: "fatal", message: `could not load Pyodide: ${String(e)}` });
   exit(3);
 }
-py.runPython(HARNESS);
-const run = py.globals.get("_rlvr_run") as PyCallable;
+
+/** The toolkit's functions, held only here. */
+interface Toolkit {
+  newGlobals: PyProxy;
+  begin: PyProxy;
+  end: PyProxy;
+  runSource: PyProxy;
+  runCode: PyProxy;
+  testGlobals: PyProxy;
+  describe: PyProxy;
+  /** Per snippet of `config.tests`: its code object, or why it does not compile. */
+  tests: ({ code: PyProxy } | { error: string })[];
+}
+
+/** Everything before the first untrusted line runs: see the module documentation. */
+function setUp(py: PyodideLike): Toolkit {
+  const fns = buildToolkit(py);
+  const fn = (i: number) => fns.get(i) as PyProxy;
+  const prepare = fn(0);
+  const describe = fn(7);
+  const tests = config.tests.map((source) => {
+    const pair = prepare(source) as PyProxy;
+    const code = pair.get(0) as PyProxy | undefined;
+    const error = pair.get(1) as PyProxy | undefined;
+    if (error === undefined) return { code: code! };
+    const text = String(describe(error, "", source)).split("\x1f")[2] ?? "";
+    error.destroy();
+    return { error: text };
+  });
+  py.unregisterJsModule("js");
+  py.unregisterJsModule("pyodide_js");
+  (fn(8))();
+  return {
+    newGlobals: fn(1),
+    begin: fn(2),
+    end: fn(3),
+    runSource: fn(4),
+    runCode: fn(5),
+    testGlobals: fn(6),
+    describe,
+    tests,
+  };
+}
 
 let input = new Uint8Array(0);
 let inputPos = 0;
@@ -244,7 +305,84 @@ py.setStdin({
 py.setStdout(sink("out"));
 py.setStderr(sink("err"));
 
-send({ type: "ready", ms: performance.now() - started, snapshot: snapshot.length > 0 });
+const loadedAt = performance.now();
+let toolkit: Toolkit;
+try {
+  toolkit = setUp(py);
+} catch (e) {
+  send({ type: "fatal", message: `could not set up the sandbox: ${String(e)}` });
+  exit(3);
+}
+const setUpAt = performance.now();
+hardenIntrinsics();
+
+/** Calls into Python with stack switching when available (see {@link PyProxy}). */
+async function call(fn: PyProxy, ...args: unknown[]): Promise<unknown> {
+  return fn.callPromising ? await fn.callPromising(...args) : fn(...args);
+}
+
+/**
+ * What a `JsException` wraps (Pyodide hands it over as the JavaScript value itself): read here,
+ * outside the toolkit's trusted window, because a crafted value can run Python code when read.
+ */
+function jsErrorText(value: unknown): string {
+  if (typeof value === "function" && "destroy" in value) {
+    (value as PyProxy).destroy(); // a Python exception: described already
+    return "";
+  }
+  try {
+    return value instanceof Error ? `\n${value.name}: ${value.message}` : "";
+  } catch {
+    return "";
+  }
+}
+
+/** The outcome of one case, decided here from what the toolkit's calls returned. */
+async function runCase(job: Job): Promise<Record<string, unknown>> {
+  const { begin, end, newGlobals, runSource, runCode, testGlobals, describe } = toolkit;
+  const streams = await call(begin) as PyProxy;
+  const g = newGlobals() as PyProxy;
+  let phase = "code";
+  let error = await call(runSource, job.code, g) as PyProxy | undefined;
+  let testsSource = "";
+  if (error === undefined && job.test !== null) {
+    phase = "tests";
+    const test = toolkit.tests[job.test];
+    testsSource = config.tests[job.test] ?? "";
+    if (test === undefined || "error" in test) {
+      await call(end, streams);
+      return {
+        status: "error",
+        phase,
+        exitCode: 1,
+        message: test === undefined ? `no test snippet ${job.test}` : test.error,
+      };
+    }
+    const tg = testGlobals(g) as PyProxy;
+    error = await call(runCode, test.code, tg) as PyProxy | undefined;
+    tg.destroy();
+    if (error === undefined) phase = "done";
+  }
+  await call(end, streams);
+  streams.destroy();
+  g.destroy();
+  if (error === undefined) return { status: "ok", phase, exitCode: 0, message: "" };
+  const [kind = "error", code = "1", described = ""] = String(
+    describe(error, job.code, testsSource),
+  ).split("\x1f");
+  const message = described + jsErrorText(error.get(0));
+  error.destroy();
+  const status = kind === "assert" && phase !== "tests" ? "error" : kind;
+  return { status, phase, exitCode: Number(code), message: message.slice(-4000) };
+}
+
+send({
+  type: "ready",
+  ms: performance.now() - started,
+  loadMs: loadedAt - started,
+  setUpMs: setUpAt - loadedAt,
+  snapshot: snapshot.length > 0,
+});
 
 while (true) {
   const frame = await readFrame();
@@ -260,9 +398,7 @@ while (true) {
   err = [];
   let reply: Record<string, unknown>;
   try {
-    const tests = job.tests ?? undefined;
-    const raw = run.callPromising ? await run.callPromising(job.code, tests) : run(job.code, tests);
-    reply = JSON.parse(String(raw));
+    reply = await runCase(job);
   } catch (e) {
     // Not a Python exception: the interpreter itself failed (wasm stack or memory exhausted).
     // It cannot be trusted with another case, so report and exit.

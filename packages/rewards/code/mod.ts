@@ -17,6 +17,14 @@
  * {@link parseTests}); each case ends `pass`, `fail`, `error`, `timeout`, `memory`,
  * `output_limit` or `skipped` ({@link CaseStatus}).
  *
+ * The verdict is out of the program's reach: stdout of stdin/stdout cases is compared by the
+ * parent; an assertion case passes only on a signal the program cannot forge, read or suppress
+ * (a secret line written from a reaction the program cannot reach, in a realm whose intrinsics
+ * are locked, for JavaScript; the runner's own call of the pre-compiled tests returning, for
+ * Python, whose bridge to JavaScript is cut). Early exits, patched assertions, builtins or
+ * serialisation, objects equal to everything and reading the tests all fail; the package README
+ * ("Verdict integrity") says what is trusted and what is left.
+ *
  * Entry points: {@link codeReward} (the reward), {@link runTests} (one program, its cases, a
  * report), {@link extractCode} (the program in a completion), {@link parseTests} (the tests field
  * of a row), {@link SandboxPool} (bounded parallelism) and {@link preparePython} (warm-up).

@@ -24,6 +24,14 @@
  * `input()` and `sys.stdin.read()` all work. Only the standard library is available (no
  * `micropip`, no network).
  *
+ * Verdict integrity: the child decides a case in JavaScript, from whether its call of the
+ * pre-compiled tests raised, never from anything Python prints or serialises; before any program
+ * runs it locks itself down (`_py_runner.ts`, `_py_toolkit.ts`): no bridge from Python to
+ * JavaScript, an audit hook against frames, tracing and introspection, comparisons in the tests
+ * that objects "equal to everything" cannot satisfy, and a locked JavaScript realm without
+ * `eval`. Because the tests are compiled before the program runs, an interpreter serves one
+ * program with one set of assertion snippets (the pool key of `run.ts` holds both).
+ *
  * @module
  */
 
@@ -31,11 +39,18 @@ import type { CodeCase } from "./cases.ts";
 import { isAssertCase, outputsMatch } from "./cases.ts";
 import type { CaseResult, SandboxLimits } from "./result.ts";
 import { concat, type KillReason, SandboxProcess } from "./_process.ts";
+import { hardenIntrinsics } from "./_harden.ts";
+import { PY_TEST_MODULES, PY_TOOLKIT, PY_TOOLKIT_MODULES } from "./_py_toolkit.ts";
 import { clip, looksOutOfMemory } from "./_util.ts";
 
 const RUNNER = new URL("./_py_runner.ts", import.meta.url);
 /** The module the runner imports Pyodide through, beside it (see `_pyodide_entry.ts`). */
 const ENTRY = "./_pyodide_entry.ts";
+/** The module the runner locks its realm with, beside it: the child gets a copy (`_harden.ts`). */
+const HARDEN = "./_harden.ts";
+const HARDEN_SOURCE = `export ${String(hardenIntrinsics)}\n`;
+/** V8 flags of every Python child besides the heap limit: no `eval`, no `new Function`. */
+const V8_FLAGS = "--disallow-code-generation-from-strings";
 const LOAD_TIMEOUT_MS = 60_000;
 const SNAPSHOT_MEMORY_MB = 2048;
 
@@ -119,6 +134,8 @@ async function childSetup(index: string): Promise<ChildSetup> {
   }
   const blocked = new URL(`file://${dir}/blocked/`).href;
   const entry = new URL(ENTRY, runner).href;
+  const harden = new URL(`file://${dir}/_harden.js`).href;
+  await Deno.writeTextFile(`${dir}/_harden.js`, HARDEN_SOURCE);
   await Deno.writeTextFile(
     `${dir}/import_map.json`,
     JSON.stringify({
@@ -126,6 +143,8 @@ async function childSetup(index: string): Promise<ChildSetup> {
         "file:///": blocked,
         [runner]: runner,
         [entry]: `${index}pyodide.mjs`,
+        [new URL(HARDEN, runner).href]: harden,
+        [harden]: harden,
         [index]: index,
       },
     }),
@@ -148,6 +167,9 @@ async function childSetup(index: string): Promise<ChildSetup> {
     ],
   };
 }
+
+/** Imported before the snapshot is taken, so that every interpreter starts with them loaded. */
+const SNAPSHOT_MODULES = [...PY_TEST_MODULES, ...PY_TOOLKIT_MODULES];
 
 let snapshot: Promise<Uint8Array | null> | undefined;
 let snapshotError: string | undefined;
@@ -181,7 +203,16 @@ async function snapshotCacheFile(index: string): Promise<string | null> {
     }
     if (RUNNER.protocol === "file:" && !granted({ name: "read", path: RUNNER })) return null;
     const runner = await runnerSource();
-    const text = [index, Deno.version.deno, Deno.version.v8, runner].join("\0");
+    const text = [
+      index,
+      Deno.version.deno,
+      Deno.version.v8,
+      runner,
+      HARDEN_SOURCE,
+      PY_TOOLKIT,
+      V8_FLAGS,
+      ...SNAPSHOT_MODULES,
+    ].join("\0");
     const digest = new Uint8Array(
       await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)),
     );
@@ -192,13 +223,19 @@ async function snapshotCacheFile(index: string): Promise<string | null> {
   }
 }
 
-/** Makes the interpreter snapshot in a child of its own; `null` (and a reason) if that fails. */
+/** The snapshot child's exit code when the toolkit fails its self-check (see `_py_runner.ts`). */
+const UNSAFE_TOOLKIT = 4;
+
+/**
+ * Makes the interpreter snapshot in a child of its own; `null` (and a reason) if that fails.
+ * Throws when the child found the Python toolkit unsafe: no interpreter may then start.
+ */
 async function makeSnapshot(index: string): Promise<Uint8Array | null> {
   const { dir, args, runner } = await childSetup(index);
   try {
     const chunks: Uint8Array[] = [];
     const proc = new SandboxProcess({
-      args: [...args, `--v8-flags=--max-old-space-size=${SNAPSHOT_MEMORY_MB}`, runner],
+      args: [...args, `--v8-flags=--max-old-space-size=${SNAPSHOT_MEMORY_MB},${V8_FLAGS}`, runner],
       cwd: dir,
       denoDir: `${dir}/deno_dir`,
       memoryMb: SNAPSHOT_MEMORY_MB,
@@ -206,11 +243,20 @@ async function makeSnapshot(index: string): Promise<Uint8Array | null> {
       onStdout: (c) => chunks.push(c.slice()),
     });
     const timer = setTimeout(() => proc.kill("timeout"), LOAD_TIMEOUT_MS);
-    await proc.write(jsonFrame({ nonce: "", indexURL: pyodidePath(index), mode: "snapshot" }));
+    await proc.write(jsonFrame({
+      nonce: "",
+      indexURL: pyodidePath(index),
+      mode: "snapshot",
+      modules: SNAPSHOT_MODULES,
+      toolkit: PY_TOOLKIT,
+      testModules: PY_TEST_MODULES,
+      tests: [],
+    }));
     await proc.closeStdin();
     const status = await proc.done;
     clearTimeout(timer);
     const bytes = concat(chunks);
+    if (status.code === UNSAFE_TOOLKIT) throw new Error(clip(proc.stderrText(), 2000));
     if (!status.success || bytes.length === 0) {
       snapshotError = `snapshot child ${proc.killedFor ?? `exited ${status.code}`}: ${
         clip(proc.stderrText(), 1000)
@@ -219,6 +265,7 @@ async function makeSnapshot(index: string): Promise<Uint8Array | null> {
     }
     return bytes;
   } catch (e) {
+    if (e instanceof Error && e.message.includes("toolkit is unsafe")) throw e;
     snapshotError = String(e);
     return null;
   } finally {
@@ -289,6 +336,11 @@ export interface PythonInfo {
   snapshotError?: string;
   /** Milliseconds a sandboxed interpreter took to start (process start to ready). */
   startMs: number;
+  /**
+   * Of `startMs`, the milliseconds the interpreter spent locking itself down before it could
+   * take a program (the verdict toolkit, the audit hook, the locked JavaScript realm).
+   */
+  setUpMs: number;
   /** Milliseconds this call took (includes installing Pyodide and making the snapshot). */
   ms: number;
 }
@@ -305,6 +357,7 @@ export interface PythonInfo {
  * const info = await preparePython(); // about 3 s the first time in a process
  * assert.equal(info.snapshot, true);
  * assert.ok(info.startMs < 10_000);
+ * assert.ok(info.setUpMs <= info.startMs);
  * ```
  */
 export async function preparePython(): Promise<PythonInfo> {
@@ -314,6 +367,7 @@ export async function preparePython(): Promise<PythonInfo> {
   const t1 = performance.now();
   const worker = await PythonWorker.start("prepare", 512);
   const startMs = performance.now() - t1;
+  const setUpMs = worker.setUpMs;
   await worker.close();
   const snap = await interpreterSnapshot(); // the one in use (remade if the cached one failed)
   return {
@@ -322,12 +376,15 @@ export async function preparePython(): Promise<PythonInfo> {
     snapshotCached: snapshotFile !== null,
     ...(snap === null && snapshotError !== undefined ? { snapshotError } : {}),
     startMs,
+    setUpMs,
     ms: performance.now() - t0,
   };
 }
 
 interface Reply {
   type: "ready" | "result" | "fatal";
+  /** In `ready`: milliseconds spent setting up the verdict machinery. */
+  setUpMs?: number;
   id?: number;
   status?: "ok" | "exit" | "error" | "assert" | "memory" | "output_limit";
   phase?: string;
@@ -358,6 +415,7 @@ export interface PythonCaseOptions {
 export class PythonWorker {
   /** The program identity this interpreter serves (reuse key). */
   readonly key: string;
+  #setUpMs = 0;
   #proc: SandboxProcess;
   #dir: string;
   #nonce: string;
@@ -369,17 +427,24 @@ export class PythonWorker {
   #waiter: ((reply: Reply | null) => void) | null = null;
   #nextId = 0;
   #dead = false;
+  #tests: readonly string[];
 
-  private constructor(key: string, setup: ChildSetup, memoryMb: number) {
+  private constructor(
+    key: string,
+    setup: ChildSetup,
+    memoryMb: number,
+    tests: readonly string[],
+  ) {
     const { dir, args, runner } = setup;
     this.key = key;
+    this.#tests = tests;
     this.#dir = dir;
     this.#nonce = crypto.randomUUID();
     this.#memoryMb = memoryMb;
     this.#proc = new SandboxProcess({
       args: [
         ...args,
-        `--v8-flags=--max-old-space-size=${Math.max(64, Math.floor(memoryMb))}`,
+        `--v8-flags=--max-old-space-size=${Math.max(64, Math.floor(memoryMb))},${V8_FLAGS}`,
         runner,
       ],
       cwd: dir,
@@ -391,30 +456,49 @@ export class PythonWorker {
     this.#proc.done.then(() => this.#onExit());
   }
 
-  /** Starts an interpreter (from the snapshot when there is one); rejects if it cannot load. */
-  static async start(key: string, memoryMb: number, signal?: AbortSignal): Promise<PythonWorker> {
+  /**
+   * Starts an interpreter (from the snapshot when there is one); rejects if it cannot load.
+   * `tests` are the assertion snippets it may run: they are compiled before any program code
+   * runs in it, so a worker serves one program with one set of tests (see `_py_toolkit.ts`).
+   */
+  static async start(
+    key: string,
+    memoryMb: number,
+    tests: readonly string[] = [],
+    signal?: AbortSignal,
+  ): Promise<PythonWorker> {
     try {
-      return await PythonWorker.#start(key, memoryMb, signal);
+      return await PythonWorker.#start(key, memoryMb, tests, signal);
     } catch (e) {
       // A snapshot from the disk cache that does not load (the child failed on its own, it was
       // not killed for a limit) is remade once.
       if (!(e instanceof StartError) || e.killed !== null || !(await dropCachedSnapshot())) throw e;
-      return await PythonWorker.#start(key, memoryMb, signal);
+      return await PythonWorker.#start(key, memoryMb, tests, signal);
     }
   }
 
-  static async #start(key: string, memoryMb: number, signal?: AbortSignal): Promise<PythonWorker> {
+  static async #start(
+    key: string,
+    memoryMb: number,
+    tests: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<PythonWorker> {
     const index = await pyodideIndexURL();
     const snap = await interpreterSnapshot();
-    const worker = new PythonWorker(key, await childSetup(index), memoryMb);
+    const worker = new PythonWorker(key, await childSetup(index), memoryMb, tests);
     const onAbort = () => worker.#proc.kill("aborted");
     signal?.addEventListener("abort", onAbort, { once: true });
     const timer = setTimeout(() => worker.#proc.kill("timeout"), LOAD_TIMEOUT_MS);
     try {
       const ready = worker.#next();
-      await worker.#proc.write(
-        jsonFrame({ nonce: worker.#nonce, indexURL: pyodidePath(index), mode: "serve" }),
-      );
+      await worker.#proc.write(jsonFrame({
+        nonce: worker.#nonce,
+        indexURL: pyodidePath(index),
+        mode: "serve",
+        toolkit: PY_TOOLKIT,
+        testModules: PY_TEST_MODULES,
+        tests,
+      }));
       await worker.#proc.write(frame(snap ?? new Uint8Array(0)));
       const reply = await ready;
       if (reply?.type !== "ready") {
@@ -427,11 +511,17 @@ export class PythonWorker {
           }`;
         throw new StartError(`the Python sandbox did not start: ${why.trim()}`, killed);
       }
+      worker.#setUpMs = reply.setUpMs ?? 0;
       return worker;
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
     }
+  }
+
+  /** Milliseconds the interpreter spent setting up its verdict machinery when it started. */
+  get setUpMs(): number {
+    return this.#setUpMs;
   }
 
   /** Whether the interpreter can take another case. */
@@ -448,6 +538,10 @@ export class PythonWorker {
   ): Promise<CaseResult> {
     const id = this.#nextId++;
     const assertMode = isAssertCase(testCase);
+    const test = assertMode ? this.#tests.indexOf(testCase.assert) : null;
+    if (test === -1) {
+      throw new Error("PythonWorker.run: the interpreter was not started with this test snippet");
+    }
     const started = performance.now();
     const reply = this.#next();
     this.#garbage = 0;
@@ -461,7 +555,7 @@ export class PythonWorker {
       await this.#proc.write(jsonFrame({
         id,
         code,
-        tests: assertMode ? testCase.assert : null,
+        test,
         input: assertMode ? "" : testCase.input,
         outputLimitBytes: limits.outputLimitBytes,
       }));

@@ -3,14 +3,15 @@
  *
  * Design: every case is one pool task, so cases of one program run in parallel and cases of many
  * programs (a batch) share the same bound. JavaScript/TypeScript cases each get a fresh Deno
- * process (about 50 ms); Python cases reuse a warm interpreter of the same program when a slot
- * has one. With `stopOnFirstFailure`, the first case that does not pass aborts the rest: queued
- * cases never start and running ones are killed; both report `skipped`.
+ * process (about 50 ms); Python cases reuse a warm interpreter of the same program (and the same
+ * assertion snippets) when a slot has one. With `stopOnFirstFailure`, the first case that does
+ * not pass aborts the rest: queued cases never start and running ones are killed; both report
+ * `skipped`.
  *
  * @module
  */
 
-import type { CodeCase } from "./cases.ts";
+import { type CodeCase, isAssertCase } from "./cases.ts";
 import type { CodeLanguage } from "./extract.ts";
 import { normalizeLanguage } from "./extract.ts";
 import { defaultPool, type PoolSlot, type SandboxPool } from "./pool.ts";
@@ -65,6 +66,7 @@ function checkLimits(options: RunTestsOptions): SandboxLimits {
 async function pythonCase(
   slot: PoolSlot,
   key: string,
+  tests: readonly string[],
   code: string,
   testCase: CodeCase,
   limits: SandboxLimits,
@@ -80,7 +82,7 @@ async function pythonCase(
     worker = null;
   }
   if (worker === null) {
-    worker = await PythonWorker.start(key, limits.memoryMb, signal);
+    worker = await PythonWorker.start(key, limits.memoryMb, tests, signal);
     slot.resource = worker;
   }
   const result = await worker.run(code, testCase, limits, {
@@ -135,7 +137,10 @@ export async function runTests(
   const onAbort = () => ctl.abort(options.signal?.reason);
   options.signal?.addEventListener("abort", onAbort, { once: true });
   if (options.signal?.aborted) onAbort();
-  const key = lang === "python" ? `python:${limits.memoryMb}:${code}` : "";
+  // A Python interpreter compiles its tests before the program runs (see `_py_toolkit.ts`), so
+  // it serves one program with one set of assertion snippets.
+  const tests = [...new Set(cases.filter(isAssertCase).map((c) => c.assert))];
+  const key = lang === "python" ? `python:${limits.memoryMb}:${JSON.stringify(tests)}:${code}` : "";
   const results: CaseResult[] = cases.map(skipped);
   let infraError: unknown;
   try {
@@ -143,7 +148,7 @@ export async function runTests(
       pool.run(async (slot) => {
         if (ctl.signal.aborted) return;
         const r = lang === "python"
-          ? await pythonCase(slot, key, code, testCase, limits, options, ctl.signal)
+          ? await pythonCase(slot, key, tests, code, testCase, limits, options, ctl.signal)
           : await runJsCase(code, lang, testCase, limits, {
             signal: ctl.signal,
             ...(options.compare ? { compare: options.compare } : {}),
