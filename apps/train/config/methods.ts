@@ -197,3 +197,34 @@ export async function loadMethods(raw: unknown, cwd: string = Deno.cwd()): Promi
     loaded.set(value, key);
   }
 }
+
+/** What a sampler stands in for a user method it never runs (see {@link withoutUserMethods}). */
+const STAND_INS = { estimator: "grpo", loss: "vanilla", aggregation: "seq-mean-token-mean" };
+
+/**
+ * A copy of a raw config whose module-path estimator, loss and aggregation are replaced by
+ * built-ins, with `plugins` dropped: for rollout workers, which sample and never run the
+ * trainer's method, and must not import code a (possibly forged) run record names.
+ *
+ * @example Usage
+ * ```ts
+ * import { withoutUserMethods } from "./methods.ts";
+ * import assert from "node:assert/strict";
+ * const raw = { plugins: ["./m.ts"], algorithm: { estimator: "./a.ts#myAdv", loss: "gspo" } };
+ * assert.deepEqual(withoutUserMethods(raw), { algorithm: { estimator: "grpo", loss: "gspo" } });
+ * ```
+ */
+export function withoutUserMethods<T>(raw: T): T {
+  if (typeof raw !== "object" || raw === null) return raw;
+  const { plugins: _, ...rest } = raw as Record<string, unknown>;
+  const a = rest.algorithm;
+  if (typeof a === "object" && a !== null) {
+    const algorithm = { ...(a as Record<string, unknown>) };
+    for (const [slot, standIn] of Object.entries(STAND_INS)) {
+      const v = algorithm[slot];
+      if (typeof v === "string" && isMethodPath(v)) algorithm[slot] = standIn;
+    }
+    rest.algorithm = algorithm;
+  }
+  return rest as T;
+}

@@ -55,6 +55,7 @@ import {
 import { isAbsolute, join, resolve, sep } from "node:path";
 import { sha256Hex } from "@rlvr/infra";
 import { validateConfig } from "../config/schema.ts";
+import { withoutUserMethods } from "../config/methods.ts";
 import { ConfigError } from "../config/errors.ts";
 import type { Config } from "../config/types.ts";
 import type { RolloutJob } from "./rollout_job.ts";
@@ -1262,7 +1263,8 @@ export async function checkRunRecord(value: unknown, policy: RunRecordPolicy): P
   if (problems.length > 0) throw new RunRecordError(problems.join("; "));
   let config: Config;
   try {
-    config = await validateConfig(run.config);
+    // A worker samples: the trainer's own estimator/loss modules are neither needed nor loaded.
+    config = await validateConfig(withoutUserMethods(run.config));
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     throw new RunRecordError(
