@@ -74,23 +74,7 @@ export {
 export { configToYaml, loadConfig, type LoadedConfig, type LoadOptions } from "./config/load.ts";
 export { validateConfig } from "./config/schema.ts";
 export { defaultConfig } from "./config/defaults.ts";
-// The sections of Config are named types a user may annotate with (and doc lint needs them public).
-export type {
-  AlgorithmSection,
-  Config,
-  DataSection,
-  EnvSection,
-  LoraConfig,
-  ModelSection,
-  OptimizerSection,
-  OutputSection,
-  RewardSpec,
-  RolloutSection,
-  SamplerSection,
-  SamplingSection,
-  TaskSection,
-  TrainerSection,
-} from "./config/types.ts";
+export type { Config, RewardSpec } from "./config/types.ts";
 export { ConfigError, type ConfigProblem, type Provenance } from "./config/errors.ts";
 export { type RunOptions, type RunResult, runTraining } from "./loop/run.ts";
 export type { EvalResult } from "./loop/eval.ts";
