@@ -64,8 +64,10 @@
 
 export {
   type DeepPartial,
+  type NamedMethod,
   train,
   type TrainCallbacks,
+  type TrainMethods,
   type TrainOptions,
   type TrainResult,
   type TrainReward,

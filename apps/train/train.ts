@@ -28,6 +28,15 @@
  */
 
 import { join } from "node:path";
+import { type EstimatorFn, estimatorNames, registerEstimator } from "@rlvr/advantage";
+import {
+  type AggregationFn,
+  aggregationNames,
+  type PolicyLossFn,
+  policyLossNames,
+  registerAggregation,
+  registerPolicyLoss,
+} from "@rlvr/objectives";
 import type { CausalLM, Tokenizer } from "@rlvr/policy";
 import type { Row } from "@rlvr/rewards";
 import { loadConfig, type LoadedConfig } from "./config/load.ts";
@@ -63,6 +72,54 @@ export type TrainRewardSpec = Omit<RewardSpec, "weight" | "options"> & {
   options?: Record<string, unknown>;
 };
 
+/** A method for {@link TrainOptions.methods}: its registry key and the function. */
+export interface NamedMethod<F> {
+  /** The registry key (lowercase letters, digits and `_`; not a built-in name). */
+  name: string;
+  /** The function (an `EstimatorFn`, a `definePolicyLoss` result, an `AggregationFn`). */
+  fn: F;
+}
+
+/** The methods of {@link TrainOptions.methods}. */
+export interface TrainMethods {
+  /** An advantage estimator (`registerEstimator`'s function). */
+  estimator?: NamedMethod<EstimatorFn>;
+  /** A policy loss (`definePolicyLoss` of `@rlvr/objectives`). */
+  loss?: NamedMethod<PolicyLossFn>;
+  /** A loss aggregation. */
+  aggregation?: NamedMethod<AggregationFn>;
+}
+
+/** Names train() registered, which it may register again (a resumed or repeated run). */
+const ownMethods = new Set<string>();
+
+function registerMethods(methods: TrainMethods): Record<string, string> {
+  const out: Record<string, string> = {};
+  const slots = [
+    ["estimator", estimatorNames, registerEstimator],
+    ["loss", policyLossNames, registerPolicyLoss],
+    ["aggregation", aggregationNames, registerAggregation],
+  ] as const;
+  for (const [slot, names, register] of slots) {
+    const m = methods[slot];
+    if (m === undefined) continue;
+    const key = `${slot}:${m.name}`;
+    if (names().includes(m.name) && !ownMethods.has(key)) {
+      throw new RangeError(
+        `train: methods.${slot}.name ${
+          JSON.stringify(m.name)
+        } is already registered (a built-in or another module's); choose another name`,
+      );
+    }
+    (register as (k: string, f: unknown, o: { override: boolean }) => void)(m.name, m.fn, {
+      override: true,
+    });
+    ownMethods.add(key);
+    out[slot] = m.name;
+  }
+  return out;
+}
+
 /** Callbacks of {@link train}. */
 export interface TrainCallbacks {
   /** Each step's metrics record, after it is written. */
@@ -90,6 +147,12 @@ export interface TrainOptions {
   data?: string | Iterable<Row> | AsyncIterable<Row>;
   /** The rewards (replacing the recipe's; default: the task's verifier). */
   rewards?: readonly TrainReward[];
+  /**
+   * Methods given as functions, each registered under its `name` (a registry key, not a built-in
+   * name) and set as `algorithm.estimator`, `algorithm.loss` or `algorithm.aggregation`. The
+   * run's config records the names, so pass the same methods again to resume (as inline rewards).
+   */
+  methods?: TrainMethods;
   /** A recipe name (`dapo`) or YAML path (default `grpo`). */
   recipe?: string;
   /** Config values over the recipe, typed. */
@@ -220,6 +283,9 @@ async function writeRows(
 export async function train(options: TrainOptions = {}): Promise<TrainResult> {
   const { specs, inline } = rewardSpecs(options.rewards ?? []);
   let loaded: LoadedConfig;
+  if (options.resume !== undefined && options.methods !== undefined) {
+    registerMethods(options.methods);
+  }
   if (options.resolved !== undefined) {
     const also = (["model", "data", "recipe", "config", "set", "out", "resume"] as const)
       .filter((k) => options[k] !== undefined);
@@ -269,6 +335,12 @@ export async function train(options: TrainOptions = {}): Promise<TrainResult> {
       layer.model = { ...(layer.model as Record<string, unknown> | undefined), checkpoint };
     }
     if (specs.length > 0) layer.rewards = specs;
+    if (options.methods !== undefined) {
+      layer.algorithm = {
+        ...(layer.algorithm as Record<string, unknown> | undefined),
+        ...registerMethods(options.methods),
+      };
+    }
     loaded = await loadConfig({
       ...(options.recipe !== undefined ? { config: options.recipe } : {}),
       overrides: layer,
