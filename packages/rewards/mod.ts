@@ -80,6 +80,7 @@ export {
   type Tokenizer,
 } from "./repetition.ts";
 export { parseConfidence, type RlcrOptions, rlcrReward, rlcrScore } from "./calibration.ts";
+export { randomReward, type RandomRewardOptions } from "./random.ts";
 export {
   citationRubric,
   type CitationRubricOptions,

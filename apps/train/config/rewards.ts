@@ -1,7 +1,7 @@
 /**
  * The built-in reward types of a config's `rewards:` list, by name, each built from its
  * `options` into a `Reward` of `@rlvr/rewards`: the verifiers (`task`, `math`, `code`), shaping
- * (`format`, `length`, `repetition`), graders (`rubric`, `judge`) and the unsupervised rewards
+ * (`format`, `length`, `repetition`), the spurious-rewards baseline (`random`), graders (`rubric`, `judge`) and the unsupervised rewards
  * (`majority_vote`, `self_certainty`, `entropy`).
  *
  * Design decisions:
@@ -132,6 +132,12 @@ registerRewardType(
   "1 when the completion is <think>…</think><answer>…</answer> (mode), else 0",
   false,
   async (o) => (await rewards()).formatReward<Row>(o),
+);
+registerRewardType(
+  "random",
+  "1 with probability p, whatever the completion (the spurious-rewards baseline)",
+  false,
+  async (o) => (await rewards()).randomReward<Row>(o),
 );
 registerRewardType(
   "length",

@@ -62,6 +62,7 @@ export const BUILTIN_MODELS: readonly string[] = Object.freeze([
   "builtin:tiny",
   "builtin:tiny-agent",
   "builtin:tiny-code",
+  "builtin:tiny-cot",
 ]);
 
 /**

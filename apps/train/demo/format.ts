@@ -6,7 +6,8 @@
  * (`7*8=`) and the model answers with the bare result and `<eos>` (`56`). The answer is still
  * scored by the task's own verifier (`task.verify`), on the text inside `<answer>` tags when the
  * completion has them and on the trimmed completion otherwise, so a model that writes the tagged
- * format is scored the same way. Rows of other tasks keep their full prompt. The alphabet is
+ * format is scored the same way. Countdown and Knights and Knaves rows get compact prompts too
+ * (`compactPrompt` of `cot.ts`); rows of other tasks keep their full prompt. The alphabet is
  * printable ASCII plus newline, so any task's prompt can be encoded.
  *
  * @module
@@ -14,6 +15,7 @@
 
 import { CharTokenizer } from "@rlvr/policy";
 import { extractFinalAnswer, type Task, type TaskRow } from "@rlvr/rewards";
+import { compactPrompt } from "./cot.ts";
 
 /** The characters of the tiny policy's tokenizer: newline and printable ASCII, in id order. */
 export const TINY_ALPHABET: readonly string[] = Object.freeze([
@@ -39,7 +41,8 @@ export function tinyTokenizer(): CharTokenizer {
 
 /**
  * The prompt text of a task row: `expression=` without spaces for rows with an `expression`
- * (arithmetic), the task's own prompt otherwise.
+ * (arithmetic), the compact form of `cot.ts` for Countdown (`3,5,7>22=`) and Knights and
+ * Knaves rows (`Alice:Bob-;Bob:Alice=?`), the task's own prompt otherwise.
  *
  * @example Usage
  * ```ts
@@ -53,7 +56,7 @@ export function tinyTokenizer(): CharTokenizer {
 export function promptText(row: TaskRow): string {
   const expression = row.expression;
   if (typeof expression === "string") return `${expression.replaceAll(" ", "")}=`;
-  return row.prompt;
+  return compactPrompt(row) ?? row.prompt;
 }
 
 /**

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { arithmeticTask, countdownTask } from "@rlvr/rewards";
+import { arithmeticTask, countdownTask, sudokuTask } from "@rlvr/rewards";
 import {
   answerText,
   completionReward,
@@ -43,8 +43,9 @@ Deno.test("format: the reward is the task verifier's: the answer scores 1, a cha
   );
 });
 
-Deno.test("format: rows of tasks without an expression keep the task's own prompt", () => {
-  const cd = countdownTask({ count: 3 });
-  const row = cd.row(0, 0);
-  assert.equal(promptText(row), row.prompt);
+Deno.test("format: Countdown rows are compact, rows of other tasks keep their own prompt", () => {
+  const row = countdownTask({ count: 3 }).row(0, 0);
+  assert.equal(promptText(row), `${row.numbers.join(",")}>${row.target}=`);
+  const sudoku = sudokuTask().row(0, 0);
+  assert.equal(promptText(sudoku), sudoku.prompt);
 });

@@ -24,6 +24,16 @@ export interface SftSequence {
   lossMask?: readonly number[];
 }
 
+/** Options of {@link sftStep}. */
+export interface SftStepOptions {
+  /**
+   * Sequences per forward/backward pass (default the whole batch): the batch is sorted by
+   * length and split, and the gradients summed, so the step is the same token mean with less
+   * padding.
+   */
+  microBatch?: number;
+}
+
 /**
  * Takes one supervised step on `batch` (see the module doc) and returns the loss before it.
  *
@@ -45,22 +55,42 @@ export async function sftStep(
   model: CausalLM,
   optimizer: Optimizer,
   batch: readonly SftSequence[],
+  options: SftStepOptions = {},
 ): Promise<number> {
-  const scores = scoreCompletions(model, batch, { entropy: false });
-  let weights = scores.mask;
-  if (batch.some((b) => b.lossMask !== undefined)) {
-    const T = scores.logprobs.shape[1]!;
-    const w = new Float32Array(batch.length * T);
-    batch.forEach((b, i) => {
-      const m = b.lossMask ?? b.completionIds.map(() => 1);
-      m.forEach((x, t) => w[i * T + t] = x);
-    });
-    weights = tensor(w, { shape: [batch.length, T] });
+  const weightOf = (b: SftSequence) =>
+    (b.lossMask ?? b.completionIds).reduce(
+      (a: number, x) => a + (b.lossMask !== undefined ? x : 1),
+      0,
+    );
+  const total = batch.reduce((a, b) => a + weightOf(b), 0);
+  // Sorting by length before splitting keeps the padding of each micro-batch small.
+  const micro = options.microBatch ?? batch.length;
+  const order = micro < batch.length
+    ? batch.slice().sort((a, b) =>
+      a.promptIds.length + a.completionIds.length - b.promptIds.length - b.completionIds.length
+    )
+    : batch;
+  let value = 0;
+  for (let at = 0; at < order.length; at += micro) {
+    const part = order.slice(at, at + micro);
+    const scores = scoreCompletions(model, part, { entropy: false });
+    let weights = scores.mask;
+    if (part.some((b) => b.lossMask !== undefined)) {
+      const T = scores.logprobs.shape[1]!;
+      const w = new Float32Array(part.length * T);
+      part.forEach((b, i) => {
+        const m = b.lossMask ?? b.completionIds.map(() => 1);
+        m.forEach((x, t) => w[i * T + t] = x);
+      });
+      weights = tensor(w, { shape: [part.length, T] });
+    }
+    // Each part's share of the batch's token mean, so the summed gradients equal one pass.
+    const sum = scores.logprobs.mul(weights).sum();
+    const loss = (part.length === batch.length ? sum.div(weights.sum()) : sum.div(total)).neg();
+    loss.backward();
+    value += await loss.item();
+    for (const t of new Set([loss, sum, weights, scores.logprobs, scores.mask])) t.dispose();
   }
-  const loss = scores.logprobs.mul(weights).sum().div(weights.sum()).neg();
-  loss.backward();
-  const value = await loss.item();
-  for (const t of new Set([loss, weights, scores.logprobs, scores.mask])) t.dispose();
   await clipGradNorm(model.parameters(), 1);
   optimizer.step();
   optimizer.zeroGrad();

@@ -54,6 +54,15 @@ export const TINY_CODE_CHECKPOINT_DIR: string = assetLocation(
 );
 
 /**
+ * The folder of the shipped chain-of-thought checkpoint (`builtin:tiny-cot`, written by
+ * `deno task pretrain:cot`): a path, or a URL ending in `/` when this module was imported by
+ * URL.
+ */
+export const TINY_COT_CHECKPOINT_DIR: string = assetLocation(
+  new URL("../checkpoints/tiny-cot/", import.meta.url),
+);
+
+/**
  * The files {@link loadPolicy} fetches from a checkpoint folder given by URL (a URL has no
  * listing), `true` for those that must exist. A sharded checkpoint (no `model.safetensors`)
  * brings `model.safetensors.index.json` and the shards it names instead.
@@ -128,7 +137,8 @@ export function stopTokenIds(
 /**
  * The folder of `model.checkpoint`: {@link TINY_CHECKPOINT_DIR} for `builtin:tiny`,
  * {@link TINY_AGENT_CHECKPOINT_DIR} for `builtin:tiny-agent`, {@link TINY_CODE_CHECKPOINT_DIR}
- * for `builtin:tiny-code`, else the path itself.
+ * for `builtin:tiny-code`, {@link TINY_COT_CHECKPOINT_DIR} for `builtin:tiny-cot`, else the path
+ * itself.
  *
  * @example Usage
  * ```ts
@@ -142,6 +152,7 @@ export function checkpointDir(checkpoint: string): string {
   if (checkpoint === "builtin:tiny") return TINY_CHECKPOINT_DIR;
   if (checkpoint === "builtin:tiny-agent") return TINY_AGENT_CHECKPOINT_DIR;
   if (checkpoint === "builtin:tiny-code") return TINY_CODE_CHECKPOINT_DIR;
+  if (checkpoint === "builtin:tiny-cot") return TINY_COT_CHECKPOINT_DIR;
   return checkpoint;
 }
 

@@ -66,6 +66,7 @@ export function stepRecord(
     "response_length/mean": some
       ? r.items.reduce((x, it) => x + it.completionIds.length, 0) / n
       : null,
+    ...lengthsByOutcome(r),
     entropy: u.entropy,
     kl: u.kl,
     "clip_frac/low": u.clipFracLow,
@@ -89,6 +90,20 @@ export function stepRecord(
     ...rewardRecord(r),
     ...batch.record,
   };
+}
+
+/**
+ * The mean response length of the correct and of the wrong responses (null where there are
+ * none): Dr. GRPO's length bias shows in the wrong ones.
+ */
+function lengthsByOutcome(r: Rollout): Record<string, number | null> {
+  const mean = (ok: boolean) => {
+    const lens = r.items.filter((it) => (it.correct > 0) === ok).map((it) =>
+      it.completionIds.length
+    );
+    return lens.length > 0 ? lens.reduce((a, b) => a + b, 0) / lens.length : null;
+  };
+  return { "response_length/correct_mean": mean(true), "response_length/wrong_mean": mean(false) };
 }
 
 /**

@@ -11,6 +11,7 @@ const RECIPES = [
   "dr_grpo",
   "grpo",
   "grpo_async",
+  "grpo_cot",
   "gspo",
   "nsr",
   "ppo",
@@ -22,7 +23,7 @@ async function load(name: string): Promise<Config> {
   return (await loadConfig({ config: name })).config;
 }
 
-Deno.test("recipes: the eleven recipes exist, parse as YAML mappings and validate", async () => {
+Deno.test("recipes: the twelve recipes exist, parse as YAML mappings and validate", async () => {
   assert.deepEqual(listRecipes(), RECIPES);
   for (const name of RECIPES) {
     const text = await Deno.readTextFile(join(RECIPES_DIR, `${name}.yaml`));
@@ -75,6 +76,11 @@ Deno.test("recipes: each one actually differs from grpo where its header says", 
   });
   assert.equal(a.agent_calc!.task.name, null);
   assert.equal(a.agent_calc!.model.checkpoint, "builtin:tiny-agent");
+
+  assert.equal(a.grpo_cot!.model.checkpoint, "builtin:tiny-cot");
+  assert.deepEqual(a.grpo_cot!.task.options, { digits: [2, 2], operators: ["+"], chainLength: 3 });
+  assert.equal(a.grpo_cot!.task.formatWeight, 0.1);
+  assert.equal(a.grpo_cot!.algorithm.estimator, grpo.algorithm.estimator);
 
   assert.equal(a.dr_grpo!.algorithm.estimator, "dr_grpo");
   assert.equal(a.dr_grpo!.algorithm.aggregation, "seq-mean-token-sum-norm");

@@ -1,0 +1,82 @@
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { formatReward, scoreRewards, seededRng } from "@rlvr/rewards";
+import { columnSums, compactPrompt, COT_SFT_OPTIONS, cotCompletion, cotTasks } from "./cot.ts";
+import { promptText } from "./format.ts";
+
+Deno.test("cot: column sums spell the sum (the last digit of each, the last carry in front)", () => {
+  fc.assert(
+    fc.property(
+      fc.bigInt({ min: 0n, max: 10n ** 12n }),
+      fc.bigInt({ min: 0n, max: 10n ** 12n }),
+      (x, y) => {
+        const cols = columnSums(x, y);
+        assert.equal(cols.length, Math.max(String(x).length, String(y).length));
+        let digits = cols.map((s) => String(s % 10)).reverse().join("");
+        const carry = Math.floor(cols.at(-1)! / 10);
+        if (carry > 0) digits = carry + digits;
+        assert.equal(BigInt(digits), x + y);
+        assert.ok(cols.every((s) => s >= 0 && s <= 19));
+      },
+    ),
+  );
+});
+
+Deno.test("cot: every trace's answer passes the task's verifier and the strict format reward", async () => {
+  const format = formatReward();
+  for (const task of cotTasks(COT_SFT_OPTIONS)) {
+    let traced = 0;
+    for (let i = 0; i < 150; i++) {
+      const row = task.row(5, i);
+      const completion = cotCompletion(row, seededRng(9, i));
+      if (completion === null) {
+        assert.equal(task.name, "countdown", "only a Countdown row may lack a chain solution");
+        continue;
+      }
+      traced++;
+      const answer = /<answer>(.*)<\/answer>$/.exec(completion)![1]!;
+      assert.ok(task.verify(row, answer), `${task.name} ${JSON.stringify(row)}: ${completion}`);
+      const { totals } = await scoreRewards([format], [{ prompt: "", completion, row }]);
+      assert.equal(totals[0], 1, completion);
+    }
+    assert.ok(traced >= 140, `${task.name}: ${traced} of 150 rows traced`);
+  }
+});
+
+Deno.test("cot: a repaired addition shows the wrong result, '?', then the right columns", () => {
+  const row = {
+    id: "a",
+    task: "arithmetic",
+    prompt: "",
+    answer: "132",
+    difficulty: 1,
+    expression: "47 + 85",
+  };
+  const c = cotCompletion(row, seededRng(0), { errorRate: 1 })!;
+  const m = /^<think>47\+85:(\d+),(\d+)=(\d+)\?12,13=132<\/think><answer>132<\/answer>$/.exec(c);
+  assert.ok(m, c);
+  assert.notEqual(m[3], "132");
+});
+
+Deno.test("cot: Countdown traces end failed chains in x and the answer is the winning chain", () => {
+  const task = cotTasks(COT_SFT_OPTIONS)[1]!;
+  for (let i = 0; i < 50; i++) {
+    const row = task.row(1, i);
+    const c = cotCompletion(row, seededRng(2, i));
+    if (c === null) continue;
+    const think = /^<think>(.*)<\/think>/.exec(c)![1]!.split(";");
+    for (const failed of think.slice(0, -1)) assert.match(failed, /x$/);
+    assert.ok(think.at(-1)!.endsWith(`=${row.target}`), c);
+  }
+});
+
+Deno.test("cot: compact prompts of Countdown and Knights rows; promptText uses them", () => {
+  const [, countdown, knights] = cotTasks(COT_SFT_OPTIONS);
+  const cd = countdown!.row(0, 3);
+  assert.equal(promptText(cd), `${(cd.numbers as number[]).join(",")}>${cd.target}=`);
+  const kk = knights!.row(0, 3);
+  const p = compactPrompt(kk)!;
+  assert.equal(promptText(kk), p);
+  assert.match(p, /^([A-Z][a-z]+:[A-Za-z+\-=!&/]+;)*[A-Z][a-z]+:[A-Za-z+\-=!&/]+\?$/);
+  assert.equal(compactPrompt({ id: "x", task: "t", prompt: "p", answer: "", difficulty: 0 }), null);
+});
