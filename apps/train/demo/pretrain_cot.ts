@@ -5,20 +5,22 @@
  * Knaves by truth table), written to `apps/train/checkpoints/tiny-cot/`.
  *
  * Design decisions:
- * - **Size from the time budget.** The run must finish in 15 minutes on 2 CPU cores. One SFT
- *   step of 32 sequences of ~92 tokens takes ~2.6 s at hidden 128 / 4 layers (0.88M parameters)
- *   and ~3.5 s at hidden 192 (1.8M) on this backend (measured with this repo's CPU backend, 2
- *   cores): the smaller model sees ~35% more data in the same time, which matters more here
- *   than capacity.
+ * - **Throughput first.** The run must finish in 15 minutes on 2 CPU cores, and at this scale the
+ *   model's accuracy is limited by how many trace tokens it sees. So: both cores, by data
+ *   parallelism with a Web Worker (`sft_parallel.ts`; the CPU backend computes on one thread);
+ *   the four tags as single tokens ({@link cotTokenizer}); batches sorted by length into
+ *   micro-batches of 8 (less padding); and a small model, hidden 128 / 4 layers (0.88M
+ *   parameters): one step of 32 traces took ~2.6 s on one core there and ~3.5 s at hidden 192
+ *   (1.8M), and the smaller model sees more data in the same time.
  * - **A fixed number of steps with a cosine decay**, not "stop at a target pass@1": the run's
  *   length does not depend on an evaluation, and the traces are the policy's only teacher.
- * - **The mix**: half addition (2–4 operands of 1–3 digits), a quarter Countdown (3–4 numbers),
- *   a quarter Knights and Knaves (2–3 inhabitants), drawn per sequence from the seed. Problems
- *   held out by `deno task train` for these tasks and for the reasoning recipe's harder
- *   addition ({@link COT_RECIPE_TASK}) are never trained on.
- * - **Reproducible**: initialisation, data, trace noise and evaluation draws follow `seed`; the
- *   CPU backend is deterministic, so the same command writes the same bytes (the sha256 is in
- *   apps/train/README.md and checked by a test of a short run).
+ * - **The mix**: 70% addition (2–4 operands of 1–2 digits), 15% Countdown (3–4 numbers), 15%
+ *   Knights and Knaves (2–3 inhabitants), drawn per sequence from the seed. Problems held out by
+ *   `deno task train` for these tasks and for the reasoning recipe's harder addition
+ *   ({@link COT_RECIPE_TASK}) are never trained on.
+ * - **Reproducible**: initialisation, data, trace noise, the split between the two threads and
+ *   the evaluation draws follow `seed`; the CPU backend is deterministic, so the same command
+ *   writes the same bytes (the sha256 is in apps/train/README.md; a test checks a short run).
  *
  * @module
  */
@@ -26,28 +28,31 @@
 import { resolve } from "node:path";
 import {
   CausalLM,
+  CharTokenizer,
   type ModelConfig,
   modelConfig,
   parameterCount,
   saveCheckpoint,
 } from "@rlvr/policy";
 import { arithmeticTask, seededRng, type Task, type TaskRow } from "@rlvr/rewards";
-import { AdamW } from "@rlvr/tensor";
+import { AdamW, createCpuBackend, getBackend, setBackend } from "@rlvr/tensor";
 import { evaluate, promptIds } from "../loop/eval.ts";
 import { heldOutProblems } from "../loop/problems.ts";
 import { TINY_COT_CHECKPOINT_DIR } from "../loop/policy.ts";
 import { COT_SFT_OPTIONS, cotCompletion, cotTasks } from "./cot.ts";
-import { tinyTokenizer } from "./format.ts";
+import { TINY_ALPHABET } from "./format.ts";
 import { sftStep } from "./sft.ts";
+import { ParallelSft } from "./sft_parallel.ts";
 
 /**
- * The task of the reasoning recipe (`recipes/grpo_cot.yaml`): addition of 4 two-digit operands,
- * above the median difficulty of the SFT mix (2–4 operands of 1–2 digits).
+ * The task of the reasoning recipe (`recipes/grpo_cot.yaml`): addition of 4 one-digit operands,
+ * difficulty 3 by the arithmetic task's formula (operators × mean digits), above the median of
+ * the SFT mix's addition (2.67: 2–4 operands of 1–2 digits).
  */
 export const COT_RECIPE_TASK: Readonly<
   { digits: [number, number]; operators: ["+"]; chainLength: number }
 > = Object.freeze({
-  digits: [2, 2] as [number, number],
+  digits: [1, 1] as [number, number],
   operators: ["+"] as ["+"],
   chainLength: 3,
 });
@@ -58,7 +63,7 @@ export interface PretrainCotOptions {
   out?: string;
   /** Seed of initialisation, data and evaluation (default 0). */
   seed?: number;
-  /** SFT steps (default 320). */
+  /** SFT steps (default 520). */
   steps?: number;
   /** Sequences per step (default 32). */
   batchSize?: number;
@@ -68,6 +73,8 @@ export interface PretrainCotOptions {
   evalProblems?: number;
   /** Samples per held-out problem (default 4). */
   evalSamples?: number;
+  /** Both CPU cores, by data parallelism with a Web Worker (`sft_parallel.ts`; default true). */
+  parallel?: boolean;
   /** Model sizes (default {@link cotModelConfig}). */
   model?: ModelConfig;
   /** Progress lines (default console.log). */
@@ -100,9 +107,34 @@ export interface PretrainCotResult {
   seconds: number;
 }
 
+/** The tags of the trace format, one token each in {@link cotTokenizer}. */
+export const COT_WORDS: readonly string[] = Object.freeze([
+  "<think>",
+  "</think>",
+  "<answer>",
+  "</answer>",
+]);
+
+/**
+ * The warm start's tokenizer: the tiny model's characters plus the four tags of the trace format
+ * as single tokens ({@link COT_WORDS}), so a trace spends its length on the reasoning, not on
+ * spelling `</answer>` (a third of an addition trace's characters).
+ *
+ * @example Usage
+ * ```ts
+ * import { cotTokenizer } from "./pretrain_cot.ts";
+ * import assert from "node:assert/strict";
+ * const tok = cotTokenizer();
+ * assert.equal(tok.encode("<think>1+1</think><answer>2</answer>", { addSpecialTokens: false }).length, 8);
+ * ```
+ */
+export function cotTokenizer(): CharTokenizer {
+  return new CharTokenizer(TINY_ALPHABET, { words: COT_WORDS });
+}
+
 /**
  * The warm start's architecture: Llama-style, hidden 128, 4 layers, 4 heads, MLP 384, 320
- * positions, over the {@link tinyTokenizer} vocabulary.
+ * positions, over the {@link cotTokenizer} vocabulary.
  *
  * @example Usage
  * ```ts
@@ -113,7 +145,7 @@ export interface PretrainCotResult {
  * ```
  */
 export function cotModelConfig(): ModelConfig {
-  const tok = tinyTokenizer();
+  const tok = cotTokenizer();
   return modelConfig({
     modelType: "llama",
     vocabSize: tok.vocabSize,
@@ -135,7 +167,7 @@ export function cotModelConfig(): ModelConfig {
  * ```ts
  * import { cotRecipeTask } from "./pretrain_cot.ts";
  * import assert from "node:assert/strict";
- * assert.match(String(cotRecipeTask().row(0, 0).expression), /^\d\d \+ \d\d \+ \d\d \+ \d\d$/);
+ * assert.match(String(cotRecipeTask().row(0, 0).expression), /^\d \+ \d \+ \d \+ \d$/);
  * ```
  */
 export function cotRecipeTask(): Task {
@@ -198,15 +230,20 @@ export function* cotStream(
 export async function pretrainCot(options: PretrainCotOptions = {}): Promise<PretrainCotResult> {
   const out = options.out ?? TINY_COT_CHECKPOINT_DIR;
   const seed = options.seed ?? 0;
-  const steps = options.steps ?? 340;
+  const steps = options.steps ?? 520;
   const batchSize = options.batchSize ?? 32;
   const lr = options.lr ?? 5e-3;
   const evalProblems = options.evalProblems ?? 32;
   const evalSamples = options.evalSamples ?? 4;
   const log = options.log ?? ((line: string) => console.log(line));
   const started = performance.now();
-  const tokenizer = tinyTokenizer();
+  const tokenizer = cotTokenizer();
   const config = options.model ?? cotModelConfig();
+  const parallel = options.parallel ?? true ? await ParallelSft.start(config) : null;
+  // With the worker on one core, the main thread's matmuls keep to the other (the CPU backend
+  // gives the same bits with any thread count).
+  const backendBefore = getBackend();
+  if (parallel !== null) setBackend(createCpuBackend({ threads: 1 }));
   const model = CausalLM.random(config, { seed, std: 0.05 });
   const eos = tokenizer.eosTokenIds[0]!;
   const stream = cotStream(seed);
@@ -229,7 +266,9 @@ export async function pretrainCot(options: PretrainCotOptions = {}): Promise<Pre
       const warm = Math.min(1, (step + 1) / 20);
       const cosine = 0.1 + 0.45 * (1 + Math.cos(Math.PI * step / Math.max(1, steps - 1)));
       opt.lr = lr * Math.min(warm, cosine);
-      loss = await sftStep(model, opt, batch, { microBatch: 8 });
+      loss = parallel !== null
+        ? await parallel.step(model, opt, batch, { microBatch: 8 })
+        : await sftStep(model, opt, batch, { microBatch: 8 });
       if ((step + 1) % 10 === 0 || step + 1 === steps) {
         log(
           `step ${step + 1}/${steps}: loss ${loss.toFixed(4)} (${
@@ -271,8 +310,10 @@ export async function pretrainCot(options: PretrainCotOptions = {}): Promise<Pre
       }
     }
   } finally {
+    parallel?.close();
     opt.dispose();
     model.dispose();
+    setBackend(backendBefore);
   }
   const seconds = (performance.now() - started) / 1000;
   log(`pretrain:cot: saved ${out} after ${steps} steps (${seconds.toFixed(0)} s)`);

@@ -34,35 +34,41 @@ export interface SftStepOptions {
   microBatch?: number;
 }
 
+/** Options of {@link sftGradients}. */
+export interface SftGradientOptions extends SftStepOptions {
+  /**
+   * The loss's denominator: the trained tokens of the whole batch when `batch` is one part of it
+   * (data-parallel), so the parts' gradients sum to the whole's (default: this batch's tokens).
+   */
+  total?: number;
+}
+
 /**
- * Takes one supervised step on `batch` (see the module doc) and returns the loss before it.
+ * Accumulates the gradients of {@link sftStep}'s loss on `batch` into the parameters' `grad`
+ * without stepping, and returns the loss (its share, with `total`).
  *
  * @example Usage
  * ```ts
- * import { sftStep } from "./sft.ts";
+ * import { sftGradients } from "./sft.ts";
  * import { loadPolicy } from "../loop/policy.ts";
- * import { AdamW } from "@rlvr/tensor";
  * import assert from "node:assert/strict";
  * const { model } = await loadPolicy("builtin:tiny");
- * const opt = new AdamW(model.parameters(), { lr: 1e-3 });
- * const loss = await sftStep(model, opt, [{ promptIds: [1, 20, 21], completionIds: [22, 2], lossMask: [0, 1] }]);
- * assert.ok(loss > 0);
- * opt.dispose();
+ * const loss = await sftGradients(model, [{ promptIds: [1, 20], completionIds: [22, 2] }], { total: 4 });
+ * assert.ok(loss > 0 && model.parameters().every((p) => p.grad !== null));
  * model.dispose();
  * ```
  */
-export async function sftStep(
+export async function sftGradients(
   model: CausalLM,
-  optimizer: Optimizer,
   batch: readonly SftSequence[],
-  options: SftStepOptions = {},
+  options: SftGradientOptions = {},
 ): Promise<number> {
   const weightOf = (b: SftSequence) =>
     (b.lossMask ?? b.completionIds).reduce(
       (a: number, x) => a + (b.lossMask !== undefined ? x : 1),
       0,
     );
-  const total = batch.reduce((a, b) => a + weightOf(b), 0);
+  const total = options.total ?? batch.reduce((a, b) => a + weightOf(b), 0);
   // Sorting by length before splitting keeps the padding of each micro-batch small.
   const micro = options.microBatch ?? batch.length;
   const order = micro < batch.length
@@ -86,11 +92,39 @@ export async function sftStep(
     }
     // Each part's share of the batch's token mean, so the summed gradients equal one pass.
     const sum = scores.logprobs.mul(weights).sum();
-    const loss = (part.length === batch.length ? sum.div(weights.sum()) : sum.div(total)).neg();
+    const whole = part.length === batch.length && options.total === undefined;
+    const loss = (whole ? sum.div(weights.sum()) : sum.div(total)).neg();
     loss.backward();
     value += await loss.item();
     for (const t of new Set([loss, sum, weights, scores.logprobs, scores.mask])) t.dispose();
   }
+  return value;
+}
+
+/**
+ * Takes one supervised step on `batch` (see the module doc) and returns the loss before it.
+ *
+ * @example Usage
+ * ```ts
+ * import { sftStep } from "./sft.ts";
+ * import { loadPolicy } from "../loop/policy.ts";
+ * import { AdamW } from "@rlvr/tensor";
+ * import assert from "node:assert/strict";
+ * const { model } = await loadPolicy("builtin:tiny");
+ * const opt = new AdamW(model.parameters(), { lr: 1e-3 });
+ * const loss = await sftStep(model, opt, [{ promptIds: [1, 20, 21], completionIds: [22, 2], lossMask: [0, 1] }]);
+ * assert.ok(loss > 0);
+ * opt.dispose();
+ * model.dispose();
+ * ```
+ */
+export async function sftStep(
+  model: CausalLM,
+  optimizer: Optimizer,
+  batch: readonly SftSequence[],
+  options: SftStepOptions = {},
+): Promise<number> {
+  const value = await sftGradients(model, batch, options);
   await clipGradNorm(model.parameters(), 1);
   optimizer.step();
   optimizer.zeroGrad();

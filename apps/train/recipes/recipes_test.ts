@@ -78,7 +78,7 @@ Deno.test("recipes: each one actually differs from grpo where its header says", 
   assert.equal(a.agent_calc!.model.checkpoint, "builtin:tiny-agent");
 
   assert.equal(a.grpo_cot!.model.checkpoint, "builtin:tiny-cot");
-  assert.deepEqual(a.grpo_cot!.task.options, { digits: [2, 2], operators: ["+"], chainLength: 3 });
+  assert.deepEqual(a.grpo_cot!.task.options, { digits: [1, 1], operators: ["+"], chainLength: 3 });
   assert.equal(a.grpo_cot!.task.formatWeight, 0.1);
   assert.equal(a.grpo_cot!.algorithm.estimator, grpo.algorithm.estimator);
 

@@ -372,7 +372,7 @@ export async function runStudy(name: string, options: StudyOptions = {}): Promis
           seed,
           kMax,
           quick ? 2 : 16,
-          quick ? quickSizes.rollout.maxNewTokens : 160,
+          quick ? quickSizes.rollout.maxNewTokens : 128,
         );
         (cv.passK ??= []).push(curve);
         for (const [k, p] of curve) push(`pass@${k}`, p);

@@ -117,6 +117,12 @@ export const CHAR_CHAT_TEMPLATE: string = "{%- if tools %}" +
 export interface CharTokenizerOptions {
   /** Jinja chat template (default {@link CHAR_CHAT_TEMPLATE}). */
   chatTemplate?: string;
+  /**
+   * Multi-character tokens after the alphabet (e.g. `<think>`), each one id: text matching one
+   * becomes its id (leftmost-longest, after the special tokens), as a Hugging Face non-special
+   * added token. Default none.
+   */
+  words?: readonly string[];
 }
 
 /**
@@ -137,6 +143,8 @@ export interface CharTokenizerOptions {
 export class CharTokenizer implements Tokenizer {
   /** The characters, in id order (the first has id `CHAR_SPECIAL_TOKENS.length`). */
   readonly alphabet: readonly string[];
+  /** The multi-character tokens, in id order, after the alphabet ({@link CharTokenizerOptions.words}). */
+  readonly words: readonly string[];
   /** The chat template source. */
   readonly chatTemplate: string;
   /** Seven special tokens plus the alphabet. */
@@ -154,6 +162,8 @@ export class CharTokenizer implements Tokenizer {
   readonly #tokens: readonly string[];
   readonly #ids: ReadonlyMap<string, number>;
   readonly #templates: ChatTemplateSet;
+  /** Words by their first character, longest first. */
+  readonly #wordsAt: ReadonlyMap<string, readonly [string, number][]>;
 
   /**
    * A tokenizer over `alphabet`: distinct single code points, given in id order.
@@ -189,9 +199,35 @@ export class CharTokenizer implements Tokenizer {
         }`,
       );
     }
+    const words = [...(options.words ?? [])];
+    const wordsAt = new Map<string, [string, number][]>();
+    words.forEach((w, i) => {
+      if (typeof w !== "string" || [...w].length < 2 || !w.isWellFormed()) {
+        throw new TypeError(
+          `${owner}: options.words[${i}] must be a string of two or more characters, got ${
+            show(w)
+          }`,
+        );
+      }
+      if (ids.has(w)) {
+        throw new RangeError(
+          `${owner}: options.words[${i}] ${show(w)} is already a token; remove it`,
+        );
+      }
+      const id = CHAR_SPECIAL_TOKENS.length + chars.length + i;
+      ids.set(w, id);
+      const first = String.fromCodePoint(w.codePointAt(0)!);
+      wordsAt.set(
+        first,
+        [...(wordsAt.get(first) ?? []), [w, id] as [string, number]]
+          .sort((a, b) => b[0].length - a[0].length),
+      );
+    });
     this.alphabet = chars;
+    this.words = words;
+    this.#wordsAt = wordsAt;
     this.chatTemplate = chatTemplate;
-    this.#tokens = [...CHAR_SPECIAL_TOKENS, ...chars];
+    this.#tokens = [...CHAR_SPECIAL_TOKENS, ...chars, ...words];
     this.#ids = ids;
     this.vocabSize = this.#tokens.length;
     this.#templates = new ChatTemplateSet(chatTemplate, "CharTokenizer");
@@ -273,10 +309,15 @@ export class CharTokenizer implements Tokenizer {
       if (byId[i] !== t) notChar(`${jsonPath} model.vocab id ${i}`, byId[i], show(t));
     });
     const alphabet: string[] = [];
+    const words: string[] = [];
     for (let id = CHAR_SPECIAL_TOKENS.length; id < byId.length; id++) {
       const c = byId[id];
       if (c === undefined) notChar(`${jsonPath} model.vocab id ${id}`, c, "a character (no gaps)");
-      alphabet.push(c as string);
+      // Multi-character tokens (words) follow every single character.
+      if ([...(c as string)].length > 1) words.push(c as string);
+      else if (words.length > 0) {
+        notChar(`${jsonPath} model.vocab id ${id}`, c, "a word: words come after the characters");
+      } else alphabet.push(c as string);
     }
     const decoder = json.decoder;
     if (!isObject(decoder) || decoder.type !== "Fuse") {
@@ -287,7 +328,7 @@ export class CharTokenizer implements Tokenizer {
       notChar(`${configPath} chat_template`, template, "a template string");
     }
     try {
-      return new CharTokenizer(alphabet, { chatTemplate: template as string });
+      return new CharTokenizer(alphabet, { chatTemplate: template as string, words });
     } catch (e) {
       throw new Error(`${owner}: ${jsonPath}: ${(e as Error).message}`, { cause: e });
     }
@@ -313,6 +354,12 @@ export class CharTokenizer implements Tokenizer {
         }
       }
       const c = String.fromCodePoint(cp);
+      const word = this.#wordsAt.get(c)?.find(([w]) => text.startsWith(w, i));
+      if (word !== undefined) {
+        out.push(word[1]);
+        i += word[0].length;
+        continue;
+      }
       out.push(this.#ids.get(c) ?? UNK);
       i += c.length;
     }
@@ -388,14 +435,21 @@ export class CharTokenizer implements Tokenizer {
       version: "1.0",
       truncation: null,
       padding: null,
-      added_tokens: CHAR_SPECIAL_TOKENS.map((content, id) => ({
+      added_tokens: [
+        ...CHAR_SPECIAL_TOKENS.map((content, id) => ({ id, content, special: true })),
+        ...this.words.map((content, i) => ({
+          id: CHAR_SPECIAL_TOKENS.length + this.alphabet.length + i,
+          content,
+          special: false,
+        })),
+      ].map(({ id, content, special }) => ({
         id,
         content,
         single_word: false,
         lstrip: false,
         rstrip: false,
         normalized: false,
-        special: true,
+        special,
       })),
       normalizer: null,
       pre_tokenizer: null,

@@ -149,6 +149,51 @@ Deno.test("CharTokenizer: HfTokenizer reads the saved files and gives identical 
   });
 });
 
+Deno.test("CharTokenizer: words are one token each, survive save/load, and HfTokenizer agrees", async () => {
+  const words = ["<think>", "</think>", "<answer>", "</answer>", "ab"];
+  const tok = new CharTokenizer([..."abc<>/thinkswer0123456789+"], { words });
+  assert.deepEqual(tok.words, words);
+  const base = CHAR_SPECIAL_TOKENS.length + tok.alphabet.length;
+  assert.deepEqual(tok.encode("<think>1+1</think>", { addSpecialTokens: false }), [
+    base,
+    tok.tokenToId("1"),
+    tok.tokenToId("+"),
+    tok.tokenToId("1"),
+    base + 1,
+  ]);
+  assert.equal(tok.vocabSize, base + words.length);
+  await withTempDir(async (dir) => {
+    await tok.save(dir);
+    const back = await CharTokenizer.load(dir);
+    assert.deepEqual(back.words, words);
+    assert.deepEqual(back.alphabet, tok.alphabet);
+    const hf = await HfTokenizer.load(dir);
+    assert.equal(hf.vocabSize, tok.vocabSize);
+    const piece = fc.oneof(
+      fc.constantFrom(...tok.alphabet, ...words, "<thin", "</answer", "<eos>", "a"),
+      char,
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 30 }), (pieces) => {
+        const s = pieces.join("");
+        const ids = tok.encode(s, { addSpecialTokens: false });
+        assert.deepEqual(back.encode(s, { addSpecialTokens: false }), ids);
+        assert.deepEqual(hf.encode(s, { addSpecialTokens: false }), ids);
+        assert.equal(hf.decode(ids), tok.decode(ids));
+      }),
+      { numRuns: 300 },
+    );
+  });
+  assert.throws(
+    () => new CharTokenizer(["a"], { words: ["x"] }),
+    /options\.words\[0\] must be a string of two or more characters, got "x"/,
+  );
+  assert.throws(
+    () => new CharTokenizer(["a"], { words: ["<eos>"] }),
+    /options\.words\[0\] "<eos>" is already a token/,
+  );
+});
+
 Deno.test("CharTokenizer: the built-in template rejects tools and unknown roles", () => {
   const tok = CharTokenizer.fromCorpus(["ab"]);
   assert.equal(tok.applyChatTemplate([]), "<bos>");
