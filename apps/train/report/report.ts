@@ -175,6 +175,34 @@ function samplesColumn(label: string, samples: readonly SampleRecord[]): string 
 }
 
 /**
+ * The start of a self-contained page up to `<body>`: UTF-8, a Content-Security-Policy that
+ * forbids every load but inline styles and data images, no favicon request, `title` (already
+ * escaped) and the inline `css`. The run report and the study report share it.
+ *
+ * @example Usage
+ * ```ts
+ * import { pageHead } from "./report.ts";
+ * import assert from "node:assert/strict";
+ * const head = pageHead("t", "p{}");
+ * assert.match(head, /Content-Security-Policy/);
+ * assert.ok(head.endsWith("<body>"));
+ * ```
+ */
+export function pageHead(title: string, css: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<link rel="icon" href="data:,">
+<title>${title}</title>
+<style>${css}</style>
+</head>
+<body>`;
+}
+
+/**
  * The report page for `data` (see the module doc).
  *
  * @example Usage
@@ -216,17 +244,7 @@ export function renderReport(data: ReportData): string {
         : samplesColumn(`after: step ${last}`, at(last))
     }</div>`;
   const name = escapeXml(data.name);
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
-<link rel="icon" href="data:,">
-<title>rlvr run ${name}</title>
-<style>${CSS}</style>
-</head>
-<body>
+  return `${pageHead(`rlvr run ${name}`, CSS)}
 <h1>rlvr run ${name}</h1>
 <p class="muted">${data.metrics.length} step records, ${data.evals.length} evaluations, ${data.samples.length} samples</p>
 <h2>Summary</h2>

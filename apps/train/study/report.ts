@@ -13,6 +13,7 @@
 
 import { writeFileAtomic } from "../run/atomic.ts";
 import { escapeXml, linePlot, type Series } from "../report/plot.ts";
+import { pageHead } from "../report/report.ts";
 import type { Study } from "./studies.ts";
 import type { ArmCurves, StudyResult } from "./study.ts";
 
@@ -130,17 +131,7 @@ export function renderStudyReport(
     }</tr>`
   ).join("");
   const name = escapeXml(study.name);
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
-<link rel="icon" href="data:,">
-<title>rlvr study ${name}</title>
-<style>${CSS}</style>
-</head>
-<body>
+  return `${pageHead(`rlvr study ${name}`, CSS)}
 <h1>rlvr study ${name}</h1>
 <p>${escapeXml(study.claim)}</p>
 <p class="muted">${escapeXml(study.source)}</p>
