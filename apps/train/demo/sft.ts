@@ -34,6 +34,23 @@ export interface SftStepOptions {
   microBatch?: number;
 }
 
+/**
+ * The tokens of a sequence the loss trains on: its mask's sum, or every completion token.
+ *
+ * @example Usage
+ * ```ts
+ * import { trainedTokens } from "./sft.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(trainedTokens({ promptIds: [1], completionIds: [5, 6, 2] }), 3);
+ * assert.equal(trainedTokens({ promptIds: [1], completionIds: [5, 6, 2], lossMask: [0, 1, 1] }), 2);
+ * ```
+ */
+export function trainedTokens(seq: SftSequence): number {
+  return seq.lossMask !== undefined
+    ? seq.lossMask.reduce((a: number, x) => a + x, 0)
+    : seq.completionIds.length;
+}
+
 /** Options of {@link sftGradients}. */
 export interface SftGradientOptions extends SftStepOptions {
   /**
@@ -63,12 +80,7 @@ export async function sftGradients(
   batch: readonly SftSequence[],
   options: SftGradientOptions = {},
 ): Promise<number> {
-  const weightOf = (b: SftSequence) =>
-    (b.lossMask ?? b.completionIds).reduce(
-      (a: number, x) => a + (b.lossMask !== undefined ? x : 1),
-      0,
-    );
-  const total = options.total ?? batch.reduce((a, b) => a + weightOf(b), 0);
+  const total = options.total ?? batch.reduce((a, b) => a + trainedTokens(b), 0);
   // Sorting by length before splitting keeps the padding of each micro-batch small.
   const micro = options.microBatch ?? batch.length;
   const order = micro < batch.length

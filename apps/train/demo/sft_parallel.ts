@@ -17,7 +17,7 @@
 
 import type { CausalLM, ModelConfig } from "@rlvr/policy";
 import { clipGradNorm, type Optimizer } from "@rlvr/tensor";
-import { sftGradients, type SftSequence, type SftStepOptions } from "./sft.ts";
+import { sftGradients, type SftSequence, type SftStepOptions, trainedTokens } from "./sft.ts";
 
 type Reply =
   | { type: "ready" }
@@ -90,11 +90,7 @@ export class ParallelSft {
     const sorted = batch.slice().sort((a, b) => len(a) - len(b));
     const mine = sorted.filter((_, i) => i % 2 === 0);
     const theirs = sorted.filter((_, i) => i % 2 === 1);
-    const tokens = (s: SftSequence) =>
-      s.lossMask !== undefined
-        ? s.lossMask.reduce((a: number, x) => a + x, 0)
-        : s.completionIds.length;
-    const total = batch.reduce((a, s) => a + tokens(s), 0);
+    const total = batch.reduce((a, s) => a + trainedTokens(s), 0);
     const params = model.parameters();
     const microBatch = options.microBatch ?? batch.length;
     let reply: Promise<Reply> | null = null;
