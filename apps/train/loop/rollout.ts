@@ -33,6 +33,7 @@ import {
   type SamplingParams,
   type Tokenizer,
 } from "@rlvr/policy";
+import { hasRewardVariance } from "@rlvr/sampling";
 import { checkFormat, dapoOverlongPenalty, type Task, type TaskRow } from "@rlvr/rewards";
 import { completionReward } from "../demo/format.ts";
 import type { TrainRewardInput } from "../config/rewards.ts";
@@ -233,11 +234,6 @@ async function sample(
   return (await generate(model, prompts, opts)).sequences;
 }
 
-function std(xs: readonly number[]): number {
-  const m = xs.reduce((a, b) => a + b, 0) / xs.length;
-  return Math.sqrt(xs.reduce((a, b) => a + (b - m) ** 2, 0) / xs.length);
-}
-
 /**
  * Samples a batch (see the module doc).
  *
@@ -376,7 +372,9 @@ export async function collectRollout<R extends TaskRow>(
       }
       if (group.length === 0) continue;
       groupsSeen++;
-      const flat = group.length > 1 && std(group.map((g) => g.reward)) === 0;
+      // Equal rewards, not a zero std: the std of eight 0.1s is 1.4e-17 in floating point, and
+      // such a group (all wrong, format bonus only) must still count as flat and be dropped.
+      const flat = group.length > 1 && !hasRewardVariance(group.map((g) => g.reward));
       if (flat) zeroStd++;
       if (opts.dynamicRetries !== null && flat) continue;
       if (items.length >= batchSize) continue;

@@ -162,3 +162,29 @@ Deno.test("collectRollout with greedyBaseline: every sample of a prompt carries 
     model.dispose();
   }
 });
+
+Deno.test("collectRollout: a group whose rewards are all equal counts as flat though their float std is not 0 (eight 0.1s)", async () => {
+  const { model, tokenizer } = await loadPolicy("builtin:tiny-cot");
+  const hard = arithmeticTask({ digits: 1, operators: ["+"], chainLength: 3 });
+  try {
+    const opts = { ...base, batchSize: 64, groupSize: 8, maxNewTokens: 64, formatWeight: 0.1 };
+    const r = await collectRollout(model, tokenizer, hard, new TrainStream(hard, 0, []), opts);
+    const groups = Array.from(
+      { length: 8 },
+      (_, g) => r.items.filter((it) => it.group === g).map((it) => it.reward),
+    );
+    const flat = groups.filter((g) => g.every((x) => x === g[0]));
+    assert.ok(flat.some((g) => g[0] === 0.1), `no all-wrong group in ${JSON.stringify(groups)}`);
+    assert.equal(r.fracZeroStdGroups, flat.length / 8);
+    const d = await collectRollout(model, tokenizer, hard, new TrainStream(hard, 0, []), {
+      ...opts,
+      dynamicRetries: 2,
+    });
+    for (let g = 0; g < d.items.length / 8; g++) {
+      const rewards = d.items.filter((it) => it.group === g).map((it) => it.reward);
+      assert.ok(new Set(rewards).size > 1, `group ${g}: ${rewards}`);
+    }
+  } finally {
+    model.dispose();
+  }
+});
