@@ -6,14 +6,18 @@
  *
  * Design decisions:
  * - **Every step is local.** A char-level model of about a million parameters cannot add 3-digit
- *   numbers in one token, but it can add two digits and a carry. An addition `x+y` is written as
- *   its column sums right to left, each with the carry from the one before (`47+85:12,13=132`:
- *   7+5 = 12, then 4+8+1 = 13), then the result, whose digits are the columns' last digits; a
- *   chain of operands is a chain of such additions on the running total.
- * - **Mistakes and their repair.** With probability `errorRate` an addition is first worked with
- *   one column off by one, its (wrong) result followed by `?`, then worked again correctly
- *   (`47+85:12,12=122?12,13=132`): SFT shows a recovery to imitate, and RL has something to
- *   sharpen (not making the mistake, or catching it).
+ *   numbers in one token, but it can add two digits and a carry. The trace adds the first two
+ *   terms as column sums right to left, each with the carry from the one before (`12,13`: 7+5 =
+ *   12, then 4+8+1 = 13), then rewrites the expression with their sum in front (the prompt
+ *   `47+85+23=` gets `12,13=132+23:5,5,1=155`): the next step's operands are always the nearest
+ *   ones.
+ *   (Adding onto a running total and picking the next operand out of the prompt was the first
+ *   design; its model mostly failed by picking the wrong operand.)
+ * - **Mistakes, repaired or not.** With probability `errorRate` an addition is first worked with
+ *   one column off by one, its (wrong) rewrite followed by `?`, then worked again correctly
+ *   (`12,12=122+23?12,13=132+23`): SFT shows a recovery to imitate. With probability
+ *   `slipRate` the wrong column stays and the chain goes on from the wrong total: a noisy
+ *   teacher, so the warm start slips too, and RL has a mistake to unlearn.
  * - **Search written out.** A Countdown trace tries left-to-right chains over the numbers, the
  *   failed ones ending in `x` (0 to 2 of them, random chains that miss the target), then a chain
  *   that hits it; the answer is that chain as one expression with the parentheses it needs. A
@@ -42,6 +46,12 @@ export type CotTaskName = "arithmetic" | "countdown" | "knights_knaves";
 export interface CotOptions {
   /** Probability that an addition is first worked wrongly and then repaired (default 0.1). */
   errorRate?: number;
+  /**
+   * Probability that an addition slips: one column off by one and not repaired, so the chain
+   * goes on from a wrong total and the answer is wrong (default 0.15). The teacher is noisy on
+   * purpose: SFT learns to slip at about this rate, and RL has a mistake to unlearn.
+   */
+  slipRate?: number;
   /** Most failed Countdown chains before the one that works (default 2). */
   maxFailedChains?: number;
 }
@@ -78,27 +88,49 @@ function fromColumns(cols: readonly number[]): bigint {
   return BigInt(digits);
 }
 
-function additionStep(x: bigint, y: bigint, rng: Rng, errorRate: number): string {
-  const cols = columnSums(x, y);
-  const right = `${cols.join(",")}=${x + y}`;
-  if (!rng.chance(errorRate)) return `${x}+${y}:${right}`;
+/** Column sums `cols` with one of them off by one (never below 0 or above 19). */
+function offByOne(cols: readonly number[], rng: Rng): number[] {
   const j = rng.int(0, cols.length - 1);
   const wrong = cols.slice();
-  wrong[j] = wrong[j]! === 0 || (wrong[j]! < 18 && rng.chance(0.5)) ? wrong[j]! + 1 : wrong[j]! - 1;
-  return `${x}+${y}:${wrong.join(",")}=${fromColumns(wrong)}?${right}`;
+  wrong[j] = wrong[j]! === 0 || (wrong[j]! < 19 && rng.chance(0.5)) ? wrong[j]! + 1 : wrong[j]! - 1;
+  return wrong;
 }
 
-function arithmeticTrace(row: TaskRow, rng: Rng, errorRate: number): string | null {
+function arithmeticTrace(
+  row: TaskRow,
+  rng: Rng,
+  errorRate: number,
+  slipRate: number,
+): string | null {
   const expression = row.expression;
   if (typeof expression !== "string" || !/^\d+( \+ \d+)+$/.test(expression)) return null;
-  const terms = expression.split(" + ").map((t) => BigInt(t));
-  const steps: string[] = [];
-  let total = terms[0]!;
-  for (const t of terms.slice(1)) {
-    steps.push(additionStep(total, t, rng, errorRate));
-    total += t;
+  let terms = expression.split(" + ").map((t) => BigInt(t));
+  // Each step adds the first two terms of the expression written just before it and rewrites
+  // the expression with their sum in front, so the operands of the next step are always the
+  // nearest ones: a small model need not count its way back into the prompt. The first step's
+  // expression is the prompt itself, just before the trace, so it is not copied.
+  let text = "";
+  while (terms.length > 1) {
+    const [x, y] = [terms[0]!, terms[1]!];
+    const rest = terms.slice(2);
+    const cols = columnSums(x, y);
+    const rewrite = (sum: bigint) => [sum, ...rest].join("+");
+    if (text !== "") text += ":";
+    if (rng.chance(slipRate)) {
+      const wrong = offByOne(cols, rng);
+      const sum = fromColumns(wrong);
+      text += `${wrong.join(",")}=${rewrite(sum)}`;
+      terms = [sum, ...rest];
+      continue;
+    }
+    if (rng.chance(errorRate)) {
+      const wrong = offByOne(cols, rng);
+      text += `${wrong.join(",")}=${rewrite(fromColumns(wrong))}?`;
+    }
+    text += `${cols.join(",")}=${rewrite(x + y)}`;
+    terms = [x + y, ...rest];
   }
-  return `<think>${steps.join(";")}</think><answer>${total}</answer>`;
+  return `<think>${text}</think><answer>${terms[0]}</answer>`;
 }
 
 type ChainOp = "+" | "-" | "*" | "/";
@@ -260,14 +292,14 @@ function knightsTrace(row: TaskRow): string | null {
  * import assert from "node:assert/strict";
  * const row = { id: "a", task: "arithmetic", prompt: "", answer: "155", difficulty: 1, expression: "47 + 85 + 23" };
  * assert.equal(
- *   cotCompletion(row, seededRng(0), { errorRate: 0 }),
- *   "<think>47+85:12,13=132;132+23:5,5,1=155</think><answer>155</answer>",
+ *   cotCompletion(row, seededRng(0), { errorRate: 0, slipRate: 0 }),
+ *   "<think>12,13=132+23:5,5,1=155</think><answer>155</answer>",
  * );
  * ```
  */
 export function cotCompletion(row: TaskRow, rng: Rng, options: CotOptions = {}): string | null {
   if (typeof row.expression === "string") {
-    return arithmeticTrace(row, rng, options.errorRate ?? 0.1);
+    return arithmeticTrace(row, rng, options.errorRate ?? 0.1, options.slipRate ?? 0.15);
   }
   if (Array.isArray(row.numbers) && typeof row.target === "number") {
     return countdownTrace(row, rng, options.maxFailedChains ?? 2);
@@ -325,7 +357,7 @@ export interface CotTaskOptions {
 /** The SFT distribution's knobs (the difficulty a recipe's "above the median" is measured on). */
 export const COT_SFT_OPTIONS: Readonly<CotTaskOptions> = Object.freeze({
   chainLength: [1, 3] as [number, number],
-  digits: [1, 2] as [number, number],
+  digits: 1,
   countdownCount: [3, 4] as [number, number],
   people: [2, 3] as [number, number],
 });

@@ -28,7 +28,7 @@ Deno.test("cot: every trace's answer passes the task's verifier and the strict f
     let traced = 0;
     for (let i = 0; i < 150; i++) {
       const row = task.row(5, i);
-      const completion = cotCompletion(row, seededRng(9, i));
+      const completion = cotCompletion(row, seededRng(9, i), { slipRate: 0 });
       if (completion === null) {
         assert.equal(task.name, "countdown", "only a Countdown row may lack a chain solution");
         continue;
@@ -43,19 +43,62 @@ Deno.test("cot: every trace's answer passes the task's verifier and the strict f
   }
 });
 
-Deno.test("cot: a repaired addition shows the wrong result, '?', then the right columns", () => {
+Deno.test("cot: a repaired addition shows the wrong rewrite, '?', then the right columns", () => {
   const row = {
     id: "a",
     task: "arithmetic",
     prompt: "",
-    answer: "132",
+    answer: "155",
     difficulty: 1,
-    expression: "47 + 85",
+    expression: "47 + 85 + 23",
   };
-  const c = cotCompletion(row, seededRng(0), { errorRate: 1 })!;
-  const m = /^<think>47\+85:(\d+),(\d+)=(\d+)\?12,13=132<\/think><answer>132<\/answer>$/.exec(c);
+  const c = cotCompletion(row, seededRng(0), { errorRate: 1, slipRate: 0 })!;
+  const m =
+    /^<think>(\d+),(\d+)=(\d+)\+23\?12,13=132\+23:[\d,]+=\d+\?5,5,1=155<\/think><answer>155<\/answer>$/
+      .exec(c);
   assert.ok(m, c);
   assert.notEqual(m[3], "132");
+});
+
+Deno.test("cot: every rewrite is the sum of the one before's first two terms, except after a slip, which the chain goes on from", () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.integer({ min: 0, max: 999 }), { minLength: 2, maxLength: 5 }),
+      fc.integer(),
+      fc.double({ min: 0, max: 1, noNaN: true }),
+      (terms, seed, slipRate) => {
+        const row = {
+          id: "a",
+          task: "arithmetic",
+          prompt: "",
+          answer: String(terms.reduce((a, b) => a + b, 0)),
+          difficulty: 1,
+          expression: terms.join(" + "),
+        };
+        const c = cotCompletion(row, seededRng(seed), { errorRate: 0, slipRate })!;
+        const m = /^<think>(.*)<\/think><answer>(\d+)<\/answer>$/.exec(c)!;
+        // Steps `cols=E'` joined by `:`; E0 is the prompt's.
+        let before = terms.map(BigInt);
+        let slipped = false;
+        const steps = m[1]!.split(":");
+        assert.equal(steps.length, terms.length - 1);
+        for (const step of steps) {
+          const [cols, rewrite] = step.split("=");
+          const after = rewrite!.split("+").map(BigInt);
+          assert.deepEqual(after.slice(1), before.slice(2));
+          const right = columnSums(before[0]!, before[1]!);
+          if (cols !== right.join(",")) {
+            slipped = true;
+            assert.notEqual(after[0], before[0]! + before[1]!);
+          } else assert.equal(after[0], before[0]! + before[1]!);
+          before = after;
+        }
+        assert.equal(m[2], String(before[0]));
+        assert.equal(m[2] === row.answer, !slipped, c);
+        if (slipRate === 0) assert.equal(m[2], row.answer);
+      },
+    ),
+  );
 });
 
 Deno.test("cot: Countdown traces end failed chains in x and the answer is the winning chain", () => {

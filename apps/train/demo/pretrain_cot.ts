@@ -14,7 +14,7 @@
  *   (1.8M), and the smaller model sees more data in the same time.
  * - **A fixed number of steps with a cosine decay**, not "stop at a target pass@1": the run's
  *   length does not depend on an evaluation, and the traces are the policy's only teacher.
- * - **The mix**: 70% addition (2–4 operands of 1–2 digits), 15% Countdown (3–4 numbers), 15%
+ * - **The mix**: 70% addition (2–4 one-digit operands), 15% Countdown (3–4 numbers), 15%
  *   Knights and Knaves (2–3 inhabitants), drawn per sequence from the seed. Problems held out by
  *   `deno task train` for these tasks and for the reasoning recipe's harder addition
  *   ({@link COT_RECIPE_TASK}) are never trained on.
@@ -47,7 +47,7 @@ import { ParallelSft } from "./sft_parallel.ts";
 /**
  * The task of the reasoning recipe (`recipes/grpo_cot.yaml`): addition of 4 one-digit operands,
  * difficulty 3 by the arithmetic task's formula (operators × mean digits), above the median of
- * the SFT mix's addition (2.67: 2–4 operands of 1–2 digits).
+ * the SFT mix's addition (2: 2–4 one-digit operands, each count a third of the rows).
  */
 export const COT_RECIPE_TASK: Readonly<
   { digits: [number, number]; operators: ["+"]; chainLength: number }
@@ -73,6 +73,8 @@ export interface PretrainCotOptions {
   evalProblems?: number;
   /** Samples per held-out problem (default 4). */
   evalSamples?: number;
+  /** Sequences per forward/backward pass, after sorting the batch by length (default 8). */
+  microBatch?: number;
   /** Both CPU cores, by data parallelism with a Web Worker (`sft_parallel.ts`; default true). */
   parallel?: boolean;
   /** Model sizes (default {@link cotModelConfig}). */
@@ -176,7 +178,8 @@ export function cotRecipeTask(): Task {
 
 /**
  * The SFT stream: sequence `i` of `seed` is a trace of a row drawn from one of the three
- * tasks (weights 2:1:1), skipping held-out problems and rows without a trace.
+ * tasks (70% addition, 15% each of the others), skipping held-out problems and rows without
+ * a trace.
  *
  * @example Usage
  * ```ts
@@ -236,6 +239,7 @@ export async function pretrainCot(options: PretrainCotOptions = {}): Promise<Pre
   const evalProblems = options.evalProblems ?? 32;
   const evalSamples = options.evalSamples ?? 4;
   const log = options.log ?? ((line: string) => console.log(line));
+  const microBatch = options.microBatch ?? 8;
   const started = performance.now();
   const tokenizer = cotTokenizer();
   const config = options.model ?? cotModelConfig();
@@ -267,8 +271,8 @@ export async function pretrainCot(options: PretrainCotOptions = {}): Promise<Pre
       const cosine = 0.1 + 0.45 * (1 + Math.cos(Math.PI * step / Math.max(1, steps - 1)));
       opt.lr = lr * Math.min(warm, cosine);
       loss = parallel !== null
-        ? await parallel.step(model, opt, batch, { microBatch: 8 })
-        : await sftStep(model, opt, batch, { microBatch: 8 });
+        ? await parallel.step(model, opt, batch, { microBatch })
+        : await sftStep(model, opt, batch, { microBatch });
       if ((step + 1) % 10 === 0 || step + 1 === steps) {
         log(
           `step ${step + 1}/${steps}: loss ${loss.toFixed(4)} (${

@@ -50,3 +50,10 @@ Deno.test("pretrain:cot: the SFT stream never shows a held-out problem", () => {
   }
   assert.deepEqual([...names].sort(), ["arithmetic", "countdown", "knights_knaves"]);
 });
+
+Deno.test("pretrain:cot: the recipe's task is harder than the median of the SFT mix's addition", () => {
+  const sft = cotTasks(COT_SFT_OPTIONS)[0]!;
+  const d = Array.from({ length: 999 }, (_, i) => sft.row(0, i).difficulty).sort((a, b) => a - b);
+  const recipe = cotRecipeTask();
+  for (let i = 0; i < 20; i++) assert.ok(recipe.row(0, i).difficulty > d[499]!);
+});
