@@ -60,7 +60,7 @@ Deno.test("cot: a repaired addition shows the wrong rewrite, '?', then the right
   assert.notEqual(m[3], "132");
 });
 
-Deno.test("cot: every rewrite is the sum of the one before's first two terms, except after a slip, which the chain goes on from", () => {
+Deno.test("cot: every rewrite is the sum of the one before's first two terms, except after a slip, which the chain goes on from (one slip: a wrong answer)", () => {
   fc.assert(
     fc.property(
       fc.array(fc.integer({ min: 0, max: 999 }), { minLength: 2, maxLength: 5 }),
@@ -79,7 +79,7 @@ Deno.test("cot: every rewrite is the sum of the one before's first two terms, ex
         const m = /^<think>(.*)<\/think><answer>(\d+)<\/answer>$/.exec(c)!;
         // Steps `cols=E'` joined by `:`; E0 is the prompt's.
         let before = terms.map(BigInt);
-        let slipped = false;
+        let slips = 0;
         const steps = m[1]!.split(":");
         assert.equal(steps.length, terms.length - 1);
         for (const step of steps) {
@@ -88,14 +88,17 @@ Deno.test("cot: every rewrite is the sum of the one before's first two terms, ex
           assert.deepEqual(after.slice(1), before.slice(2));
           const right = columnSums(before[0]!, before[1]!);
           if (cols !== right.join(",")) {
-            slipped = true;
+            slips++;
             assert.notEqual(after[0], before[0]! + before[1]!);
           } else assert.equal(after[0], before[0]! + before[1]!);
           before = after;
         }
         assert.equal(m[2], String(before[0]));
-        assert.equal(m[2] === row.answer, !slipped, c);
-        if (slipRate === 0) assert.equal(m[2], row.answer);
+        // One slip moves the total by a power of ten that later steps carry along; two can
+        // cancel (0+1 slipped to 2, then 2+0 slipped to 1), so only 0 and 1 slips decide.
+        if (slips === 0) assert.equal(m[2], row.answer, c);
+        if (slips === 1) assert.notEqual(m[2], row.answer, c);
+        if (slipRate === 0) assert.equal(slips, 0);
       },
     ),
   );
