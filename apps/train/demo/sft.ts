@@ -12,7 +12,7 @@
  */
 
 import { type CausalLM, scoreCompletions } from "@rlvr/policy";
-import { clipGradNorm, type Optimizer, tensor } from "@rlvr/tensor";
+import { clipGradNorm, type Optimizer, type Tensor, tensor } from "@rlvr/tensor";
 
 /** One training sequence of {@link sftStep}. */
 export interface SftSequence {
@@ -137,8 +137,35 @@ export async function sftStep(
   options: SftStepOptions = {},
 ): Promise<number> {
   const value = await sftGradients(model, batch, options);
-  await clipGradNorm(model.parameters(), 1);
+  await applySftGradients(model.parameters(), optimizer);
+  return value;
+}
+
+/**
+ * The update of a supervised step once the gradients are accumulated: clip them to norm 1, step,
+ * clear them. {@link sftStep} and `ParallelSft` both end with it, so the one- and two-thread
+ * paths apply the same update.
+ *
+ * @example Usage
+ * ```ts
+ * import { applySftGradients, sftGradients } from "./sft.ts";
+ * import { loadPolicy } from "../loop/policy.ts";
+ * import { AdamW } from "@rlvr/tensor";
+ * import assert from "node:assert/strict";
+ * const { model } = await loadPolicy("builtin:tiny");
+ * const opt = new AdamW(model.parameters(), { lr: 1e-3 });
+ * await sftGradients(model, [{ promptIds: [1, 20], completionIds: [22, 2] }]);
+ * await applySftGradients(model.parameters(), opt);
+ * assert.ok(model.parameters().every((p) => p.grad === null));
+ * opt.dispose();
+ * model.dispose();
+ * ```
+ */
+export async function applySftGradients(
+  params: readonly Tensor[],
+  optimizer: Optimizer,
+): Promise<void> {
+  await clipGradNorm(params, 1);
   optimizer.step();
   optimizer.zeroGrad();
-  return value;
 }

@@ -16,8 +16,14 @@
  */
 
 import type { CausalLM, ModelConfig } from "@rlvr/policy";
-import { clipGradNorm, type Optimizer } from "@rlvr/tensor";
-import { sftGradients, type SftSequence, type SftStepOptions, trainedTokens } from "./sft.ts";
+import type { Optimizer } from "@rlvr/tensor";
+import {
+  applySftGradients,
+  sftGradients,
+  type SftSequence,
+  type SftStepOptions,
+  trainedTokens,
+} from "./sft.ts";
 
 type Reply =
   | { type: "ready" }
@@ -115,9 +121,7 @@ export class ParallelSft {
         g.backend.write(g.buffer, sum);
       }
     }
-    await clipGradNorm(params, 1);
-    optimizer.step();
-    optimizer.zeroGrad();
+    await applySftGradients(params, optimizer);
     return loss;
   }
 
