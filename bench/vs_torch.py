@@ -5,6 +5,10 @@ prints one JSON object with generation / scoring / training-step timings (median
 untimed warm-up). The model is written out in plain torch (RMSNorm, RoPE, GQA with QKV bias, SwiGLU,
 untied or tied LM head) so that no `transformers` install is needed; weights are random (speed only).
 Debian's python3-torch with libopenblas0-pthread is the reference the issue names.
+
+Optional job keys for `bench/gpu.ts --torch`: "device" ("cuda" runs everything there and
+synchronises before each clock read) and plan "generateBatches" (a list: one generation timing per
+batch, reported as "generateAll").
 """
 
 import json
@@ -58,7 +62,7 @@ class Block(torch.nn.Module):
         att = (q @ kk.transpose(-1, -2)) / math.sqrt(self.hd)
         if t > 1:
             tk = kk.shape[2]
-            mask = torch.ones(t, tk, dtype=torch.bool).tril(tk - t)
+            mask = torch.ones(t, tk, dtype=torch.bool, device=x.device).tril(tk - t)
             att = att.masked_fill(~mask, float("-inf"))
         a = torch.softmax(att, -1) @ vv
         x = x + self.o(a.transpose(1, 2).reshape(b, t, -1))
@@ -88,7 +92,7 @@ class Model(torch.nn.Module):
 
     def forward(self, ids, start=0, caches=None):
         t = ids.shape[1]
-        pos = torch.arange(start, start + t).float()
+        pos = torch.arange(start, start + t, device=ids.device).float()
         f = torch.outer(pos, self.inv)
         emb = torch.cat([f, f], -1)
         cos, sin = emb.cos()[None, None], emb.sin()[None, None]
@@ -99,12 +103,19 @@ class Model(torch.nn.Module):
         return x @ self.emb.weight.T if self.tied else self.head(x)
 
 
+def sync():
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
 def timed(fn, repeats):
     fn()  # warm-up
     xs = []
     for _ in range(repeats):
+        sync()
         t0 = time.perf_counter()
         fn()
+        sync()
         xs.append(time.perf_counter() - t0)
     return statistics.median(xs)
 
@@ -114,13 +125,15 @@ def main():
     c, plan, repeats = job["config"], job["plan"], job["repeats"]
     torch.set_num_threads(job["threads"])
     torch.manual_seed(0)
-    model = Model(c)
+    device = job.get("device", "cpu")
+    model = Model(c).to(device)
     n_params = sum(p.numel() for p in model.parameters())
     V = c["vocab_size"]
-    out = {"torch": torch.__version__, "threads": torch.get_num_threads(), "parameters": n_params}
+    out = {"torch": torch.__version__, "threads": torch.get_num_threads(), "parameters": n_params,
+           "device": torch.cuda.get_device_name() if device == "cuda" else "cpu"}
 
     B, P, N = plan["generateBatch"], plan["promptTokens"], plan["newTokens"]
-    prompts = torch.randint(0, V, (B, P))
+    prompts = torch.randint(0, V, (B, P), device=device)
 
     @torch.no_grad()
     def generate():
@@ -133,9 +146,15 @@ def main():
 
     s = timed(generate, repeats)
     out["generate"] = {"batch": B, "seconds": s, "tokensPerS": B * N / s}
+    if "generateBatches" in plan:
+        out["generateAll"] = []
+        for B in plan["generateBatches"]:
+            prompts = torch.randint(0, V, (B, P), device=device)
+            s = timed(generate, repeats)
+            out["generateAll"].append({"batch": B, "seconds": s, "tokensPerS": B * N / s})
 
     SB, T, C = plan["scoreBatch"], P + N, N
-    seqs = torch.randint(0, V, (SB, T))
+    seqs = torch.randint(0, V, (SB, T), device=device)
 
     def logprobs():
         logits = model(seqs[:, :-1])[:, -C:]

@@ -220,6 +220,7 @@ export interface GeneratedSequence {
  * const t: GenerationTiming = {
  *   prefillS: 0.5, decodeS: 1.5, totalS: 2, promptTokens: 64, generatedTokens: 100,
  *   tokensPerS: 50, decodeTokensPerS: 60, decodeSteps: 15, rowsPerStep: [8, 8, 7],
+ *   breakdown: { recordS: 0.9, readS: 0.6, sampleS: 0.4 },
  * };
  * assert.equal(t.generatedTokens / t.totalS, t.tokensPerS);
  * ```
@@ -246,6 +247,13 @@ export interface GenerationTiming {
    * finish and their rows are dropped from the cache.
    */
   rowsPerStep: number[];
+  /**
+   * Where the time went, summed over all forward passes and samples: `recordS` is the host time
+   * spent building the forward passes (on WebGPU: encoding and submitting the dispatches),
+   * `readS` the wait for the logits (on WebGPU: the GPU finishing, then the copy back), and
+   * `sampleS` the token sampler on the host.
+   */
+  breakdown: { recordS: number; readS: number; sampleS: number };
 }
 
 /**
@@ -260,6 +268,7 @@ export interface GenerationTiming {
  *   timing: {
  *     prefillS: 0, decodeS: 0, totalS: 0, promptTokens: 0, generatedTokens: 0,
  *     tokensPerS: 0, decodeTokensPerS: 0, decodeSteps: 0, rowsPerStep: [],
+ *     breakdown: { recordS: 0, readS: 0, sampleS: 0 },
  *   },
  * };
  * assert.equal(r.sequences.length, 0);
@@ -498,6 +507,7 @@ export async function generate(
     cache: KVCache,
   ): Promise<Float32Array> => {
     rowsPerStep.push(rows.length);
+    const t0 = performance.now();
     const t = ids[0]!.length;
     const logits = noGrad(() =>
       tidy(() => {
@@ -512,13 +522,17 @@ export async function generate(
       })
     );
     cacheLength += t;
+    const t1 = performance.now();
+    breakdown.recordS += (t1 - t0) / 1e3;
     try {
       return (await logits.data()) as Float32Array;
     } finally {
       logits.dispose();
+      breakdown.readS += (performance.now() - t1) / 1e3;
     }
   };
 
+  const breakdown = { recordS: 0, readS: 0, sampleS: 0 };
   const started = performance.now();
   let prefillS = 0;
   let decodeSteps = 0;
@@ -533,11 +547,13 @@ export async function generate(
     prefillS = (performance.now() - started) / 1e3;
     for (let t = 0;; t++) {
       const rowLogits = rows.map((_, i) => logits.subarray(i * vocab, (i + 1) * vocab));
+      const ts = performance.now();
       const samples = sampler.sampleBatch(rowLogits, {
         step,
         positions: offsets === null ? t : rows.map((r) => offsets[r.index]! + t),
         sequences: rows.map((r) => r.out.sequenceId),
       }, { scaledLogprob: true });
+      breakdown.sampleS += (performance.now() - ts) / 1e3;
       if (t > 0) sampledAfterPrefill += rows.length;
       const running: number[] = [];
       rows.forEach((r, i) => {
@@ -617,6 +633,7 @@ export async function generate(
       decodeTokensPerS: decodeS > 0 ? sampledAfterPrefill / decodeS : 0,
       decodeSteps,
       rowsPerStep,
+      breakdown,
     },
   };
 }

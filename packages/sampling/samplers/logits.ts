@@ -197,6 +197,20 @@ export function checkRow(
   return V;
 }
 
+function badLogit(owner: string, where: string, i: number, v: unknown): RangeError {
+  return new RangeError(
+    `${owner}: ${where} index ${i} is ${
+      show(v)
+    }; logits must be finite numbers or -Infinity (an impossible token)`,
+  );
+}
+
+function noFiniteLogit(owner: string, where: string, V: number): RangeError {
+  return new RangeError(
+    `${owner}: ${where} has no finite logit among its first ${V} entries (the vocabulary); at least one token must be possible`,
+  );
+}
+
 /** Copies `logits[0, V)` into `out` (length = row length, padding −∞), checking each value. */
 export function loadRow(
   owner: string,
@@ -208,23 +222,30 @@ export function loadRow(
   let finite = 0;
   for (let i = 0; i < V; i++) {
     const v = logits[i];
-    if (typeof v !== "number" || v !== v || v === Infinity) {
-      throw new RangeError(
-        `${owner}: ${where} index ${i} is ${
-          show(v)
-        }; logits must be finite numbers or -Infinity (an impossible token)`,
-      );
-    }
+    if (typeof v !== "number" || v !== v || v === Infinity) throw badLogit(owner, where, i, v);
     out[i] = v;
     if (v !== -Infinity) finite++;
   }
   out.fill(-Infinity, V);
-  if (finite === 0) {
-    throw new RangeError(
-      `${owner}: ${where} has no finite logit among its first ${V} entries (the vocabulary); at least one token must be possible`,
-    );
-  }
+  if (finite === 0) throw noFiniteLogit(owner, where, V);
   return finite;
+}
+
+/**
+ * The largest of `logits[0, V)`, checking each value as {@link loadRow} does (same errors),
+ * without copying the row: the sampler's fast path for plain softmax sampling.
+ */
+export function checkedMax(owner: string, logits: LogitsRow, V: number, where: string): number {
+  let m = -Infinity;
+  let finite = false;
+  for (let i = 0; i < V; i++) {
+    const v = logits[i];
+    if (typeof v !== "number" || v !== v || v === Infinity) throw badLogit(owner, where, i, v);
+    if (v > m) m = v;
+    if (v !== -Infinity) finite = true;
+  }
+  if (!finite) throw noFiniteLogit(owner, where, V);
+  return m;
 }
 
 /** Index of the largest entry of `x[0, V)`, lowest index on ties (x has a finite entry). */

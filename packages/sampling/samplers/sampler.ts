@@ -25,6 +25,7 @@ import { checkBoolean, checkKnownFields, isArrayLike, show } from "../_args.ts";
 import { checkSeed, TOKEN_DOMAIN, uniformUnchecked } from "../rng.ts";
 import {
   argmaxOf,
+  checkedMax,
   checkRow,
   loadRow,
   type LogitsRow,
@@ -127,6 +128,54 @@ class Workspace {
   }
 }
 
+/**
+ * Plain softmax sampling (temperature 1, no top-k/top-p/min-p) straight from the row: the
+ * general path's arithmetic in the same order (the same max, the same sum, the same search), so
+ * the same token and the same bits, with two passes over the vocabulary fewer (no float64 copy,
+ * no separate max). The raw, scaled and sampling distributions are then one distribution, so
+ * all three log-probs are `logprob`.
+ */
+function drawPlain(
+  owner: string,
+  row: LogitsRow,
+  V: number,
+  seed: number,
+  key: DrawKey,
+  wants: Wants,
+  where: string,
+  w: Float64Array,
+): TokenSample {
+  const mx = checkedMax(owner, row, V, where);
+  let Z = 0;
+  let last = -1;
+  for (let i = 0; i < V; i++) {
+    const xi = row[i]!;
+    if (xi === -Infinity) {
+      w[i] = 0;
+      continue;
+    }
+    const e = Math.exp(xi - mx);
+    w[i] = e;
+    Z += e;
+    if (e > 0) last = i;
+  }
+  const u = uniformUnchecked(seed, key.step, key.sequence, key.position, TOKEN_DOMAIN);
+  const target = u * Z;
+  let token = last;
+  let cum = 0;
+  for (let i = 0; i <= last; i++) {
+    cum += w[i]!;
+    if (target < cum) {
+      token = i;
+      break;
+    }
+  }
+  const out: TokenSample = { token, logprob: (row[token]! - mx) - Math.log(Z) };
+  if (wants.raw) out.rawLogprob = out.logprob;
+  if (wants.scaled) out.scaledLogprob = out.logprob;
+  return out;
+}
+
 /** The draw itself, on checked params and key. */
 function draw(
   owner: string,
@@ -141,6 +190,9 @@ function draw(
   const V = checkRow(owner, logits, p.vocabSize, where);
   const row = logits as LogitsRow;
   ws.ensure(row.length);
+  if (p.temperature === 1 && !(p.topK > 0 || p.topP < 1 || p.minP > 0)) {
+    return drawPlain(owner, row, V, seed, key, wants, where, ws.w);
+  }
   const x = ws.x;
   loadRow(owner, row, V, where, x);
   const rawZ = wants.raw || (wants.scaled && p.temperature === 0) ? normalizer(x, V) : null;
@@ -153,7 +205,11 @@ function draw(
   }
   const T = p.temperature;
   const shift = temperatureInPlace(x, V, T);
-  const scaledZ = wants.scaled ? normalizer(x, V) : null;
+  // Without top-k/top-p/min-p the sampling distribution is the scaled one, and the loop below
+  // computes its normaliser with the same max and the same sum in the same order: one pass over
+  // the vocabulary saved, the same bits (checked by a test).
+  const filtered = p.topK > 0 || p.topP < 1 || p.minP > 0;
+  const scaledZ = wants.scaled && filtered ? normalizer(x, V) : null;
   processInPlace(x, V, { ...p, temperature: 1 });
 
   let mx = -Infinity;
@@ -187,6 +243,8 @@ function draw(
   if (rawZ) out.rawLogprob = logprobOf(row[token]!, rawZ);
   if (scaledZ) {
     out.scaledLogprob = logprobOf(T === 1 ? row[token]! : (row[token]! - shift) / T, scaledZ);
+  } else if (wants.scaled) {
+    out.scaledLogprob = out.logprob;
   }
   return out;
 }

@@ -1,9 +1,16 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { chiSquareTest } from "../metrics.ts";
-import { uniformAt } from "../rng.ts";
+import { TOKEN_DOMAIN, uniformAt } from "../rng.ts";
 import { referenceLogSoftmax, referenceProbs, type RefParams } from "./_reference_test_utils.ts";
-import { samplingLogprobs, type SamplingParams, tokenLogprobs } from "./logits.ts";
+import {
+  logprobOf,
+  normalizer,
+  samplingLogprobs,
+  type SamplingParams,
+  temperatureInPlace,
+  tokenLogprobs,
+} from "./logits.ts";
 import { greedy, type SamplerConfig, sampleToken, TokenSampler } from "./sampler.ts";
 
 /** Twelve tokens with a spread of probabilities (and a tie between 4 and 5). */
@@ -392,4 +399,79 @@ Deno.test("sampler: topK -1 and 0 are off; topK ≥ support is a no-op; topP 1 a
   assert.deepEqual(samplingLogprobs(ROW, { topK: 0 }), base);
   assert.deepEqual(samplingLogprobs(ROW, { topK: 12 }), base);
   assert.deepEqual(samplingLogprobs(ROW, { topP: 1, minP: 0 }), base);
+});
+
+Deno.test("scaledLogprob without filters: the sampling normaliser reused, the same bits as a separate pass", () => {
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.oneof(
+          fc.double({ min: -30, max: 30, noNaN: true }),
+          fc.constant(-Infinity),
+        ),
+        { minLength: 1, maxLength: 40 },
+      ).filter((row) => row.some((v) => v !== -Infinity)),
+      fc.constantFrom(1, 0.7, 1.3, 1e-300),
+      fc.nat(1000),
+      (row, temperature, step) => {
+        const s = new TokenSampler({ seed: 3, temperature }).sample(
+          Float32Array.from(row),
+          { step, sequence: 0, position: 0 },
+          { scaledLogprob: true },
+        );
+        // The slow path: a separate normaliser over the scaled row, as with top-k/top-p/min-p.
+        const f32 = Float32Array.from(row);
+        const x = Float64Array.from(f32);
+        const shift = temperatureInPlace(x, x.length, temperature);
+        const v = temperature === 1 ? f32[s.token]! : (f32[s.token]! - shift) / temperature;
+        assert.ok(Object.is(s.scaledLogprob, logprobOf(v, normalizer(x, x.length))));
+      },
+    ),
+  );
+});
+
+Deno.test("temperature 1 without filters: token and log-probs bit-identical to the float64 reference draw", () => {
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.oneof(fc.double({ min: -40, max: 40, noNaN: true }), fc.constant(-Infinity)),
+        { minLength: 1, maxLength: 60 },
+      ).filter((row) => row.some((v) => v !== -Infinity)),
+      fc.nat(10_000),
+      fc.nat(50),
+      (values, step, sequence) => {
+        const row = Float32Array.from(values);
+        const s = new TokenSampler({ seed: 11 }).sample(
+          row,
+          { step, sequence, position: 3 },
+          { rawLogprob: true, scaledLogprob: true },
+        );
+        // The reference: copy to float64, max, exp and sum in index order, inverse CDF.
+        const x = Float64Array.from(row);
+        let mx = -Infinity;
+        for (const v of x) if (v > mx) mx = v;
+        const w = x.map((v) => (v === -Infinity ? 0 : Math.exp(v - mx)));
+        let Z = 0;
+        let last = -1;
+        w.forEach((e, i) => {
+          Z += e;
+          if (e > 0) last = i;
+        });
+        const target = uniformAt(11, [step, sequence, 3, TOKEN_DOMAIN]) * Z;
+        let token = last;
+        let cum = 0;
+        for (let i = 0; i <= last; i++) {
+          cum += w[i]!;
+          if (target < cum) {
+            token = i;
+            break;
+          }
+        }
+        const logprob = (x[token]! - mx) - Math.log(Z);
+        assert.equal(s.token, token);
+        assert.ok(Object.is(s.logprob, logprob));
+        assert.ok(Object.is(s.rawLogprob, logprob) && Object.is(s.scaledLogprob, logprob));
+      },
+    ),
+  );
 });

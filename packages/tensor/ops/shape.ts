@@ -78,6 +78,13 @@ export function permute(x: Tensor, axes: readonly number[]): Tensor {
     );
   }
   if (norm.every((a, i) => a === i)) return reshape(x, x.shape);
+  // Axes of size 1 can move freely: when the other axes keep their order the bytes are already
+  // in the permuted layout (decoding's [batch, 1, heads, d] → [batch, heads, 1, d]), so a view
+  // does instead of a copy.
+  const kept = norm.filter((a) => x.shape[a] !== 1);
+  if (kept.every((a, i) => i === 0 || kept[i - 1]! < a)) {
+    return reshape(x, norm.map((a) => x.shape[a]!));
+  }
   const out = permuteCopy(x, norm);
   const inverse = new Array<number>(norm.length);
   norm.forEach((a, i) => (inverse[a] = i));

@@ -137,3 +137,33 @@ Deno.test("reshape/concat/stack/expand/squeeze/unsqueeze: gradients on drawn sha
     { numRuns: 20 },
   );
 });
+
+Deno.test("permute: with axes of size 1 (a view when the others keep their order) values equal a reference", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.constantFrom<number>(1, 1, 2, 3), { minLength: 1, maxLength: 5 })
+        .chain((s) => fc.tuple(fc.constant(s), arbPermutation(s.length))),
+      async ([shape, perm]) => {
+        const x = leaf(shape, 2, (v) => v, false);
+        const xs = [...await x.data()];
+        const outShape = perm.map((p) => shape[p]!);
+        const inStrides = shape.map((_, i) => shape.slice(i + 1).reduce((a, b) => a * b, 1));
+        const want = xs.map((_, flat) => {
+          // Index of `flat` in the output, mapped back to the input through the permutation.
+          let rest = flat;
+          let src = 0;
+          for (let i = outShape.length - 1; i >= 0; i--) {
+            const idx = rest % outShape[i]!;
+            rest = Math.floor(rest / outShape[i]!);
+            src += idx * inStrides[perm[i]!]!;
+          }
+          return xs[src]!;
+        });
+        const y = sh.permute(x, perm);
+        assert.deepEqual(y.shape, outShape);
+        assert.deepEqual([...await y.data()], want);
+      },
+    ),
+    { numRuns: 60 },
+  );
+});

@@ -19,3 +19,5 @@ export {
   parseMatmulVariant,
   pickMatmulVariant,
 } from "./kernels/matmul.ts";
+export { f16BufferBytes, MatmulF16, matmulF16Wgsl } from "./kernels/matmul_f16.ts";
+export type { DispatchCacheStats } from "./dispatch_cache.ts";

@@ -26,6 +26,28 @@ export interface PoolStats {
   allocatedBytes: number;
 }
 
+/**
+ * Bytes held by several pools together and their high-water mark, shared by the pools of one
+ * backend so that its peak counts tensors, staging and params buffers at the same moment.
+ */
+export class MemoryMeter {
+  /** Bytes of GPU buffers that exist now. */
+  bytes = 0;
+  /** The most `bytes` has been since creation or the last {@link MemoryMeter.resetPeak}. */
+  peak = 0;
+
+  /** Counts `n` bytes created (negative: destroyed). */
+  add(n: number): void {
+    this.bytes += n;
+    if (this.bytes > this.peak) this.peak = this.bytes;
+  }
+
+  /** Starts a new high-water mark at the current bytes. */
+  resetPeak(): void {
+    this.peak = this.bytes;
+  }
+}
+
 /** The size class of a request of `bytes`: >= 16, at most three significant bits. */
 export function sizeClass(bytes: number): number {
   if (bytes <= 16) return 16;
@@ -58,6 +80,7 @@ export class BufferPool {
     readonly label: string,
     readonly maxPooledBytes: number,
     readonly maxBufferSize: number,
+    readonly meter: MemoryMeter = new MemoryMeter(),
   ) {}
 
   /** A buffer of at least `bytes`, from the free list of its class or new. */
@@ -73,6 +96,7 @@ export class BufferPool {
     const buffer = this.device.createBuffer({ size: cls, usage: this.usage, label: this.label });
     this.#allocatedBuffers++;
     this.#allocatedBytes += cls;
+    this.meter.add(cls);
     return { buffer, capacity: cls, fresh: true };
   }
 
@@ -82,6 +106,7 @@ export class BufferPool {
       b.buffer.destroy();
       this.#allocatedBuffers--;
       this.#allocatedBytes -= b.capacity;
+      this.meter.add(-b.capacity);
       return;
     }
     let list = this.#free.get(b.capacity);
@@ -97,6 +122,7 @@ export class BufferPool {
       for (const b of list) b.destroy();
       this.#allocatedBuffers -= list.length;
       this.#allocatedBytes -= cls * list.length;
+      this.meter.add(-cls * list.length);
     }
     this.#free.clear();
     this.#pooledBuffers = 0;

@@ -254,3 +254,27 @@ gpuTest("strided kernels merge contiguous dimensions and reject more than 8 that
   gpu.free(x);
   gpu.free(y);
 });
+
+gpuTest(
+  "peakAllocatedBytes is the high-water mark of all buffers, reset by resetPeakMemory",
+  async (gpu) => {
+    await gpu.sync();
+    gpu.resetPeakMemory();
+    const base = gpu.poolStats();
+    assert.equal(base.peakAllocatedBytes, base.allocatedBytes);
+    // 1 MiB + 4 bytes: a size class no other test uses, so these are new buffers.
+    const n = 2 ** 18 + 1;
+    const a = gpu.alloc(n, "f32");
+    const b = gpu.alloc(n, "f32");
+    const grown = gpu.poolStats();
+    assert.ok(grown.allocatedBytes >= base.allocatedBytes + 2 * n * 4);
+    assert.equal(grown.peakAllocatedBytes, grown.allocatedBytes);
+    gpu.free(a);
+    gpu.free(b);
+    await gpu.sync();
+    const after = gpu.poolStats();
+    assert.equal(after.peakAllocatedBytes, grown.peakAllocatedBytes); // a peak does not fall
+    gpu.resetPeakMemory();
+    assert.equal(gpu.poolStats().peakAllocatedBytes, gpu.poolStats().allocatedBytes);
+  },
+);
