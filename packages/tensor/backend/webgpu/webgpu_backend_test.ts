@@ -278,3 +278,35 @@ gpuTest(
     assert.equal(gpu.poolStats().peakAllocatedBytes, gpu.poolStats().allocatedBytes);
   },
 );
+
+gpuTest(
+  "freed buffers awaiting a submit past flushFreedBytes trigger it, so the pool reuses them",
+  async () => {
+    const grown = async (flushFreedBytes: number) => {
+      const b = await createWebGpuBackend({ flushEvery: 10_000, flushFreedBytes });
+      try {
+        const n = 2 ** 18; // 1 MiB each
+        for (let i = 0; i < 20; i++) {
+          const h = b.alloc(n, "f32");
+          b.run("fill", [], [h], { value: i });
+          b.free(h); // pending work writes h: its release waits for a submit
+        }
+        await b.sync();
+        return b.poolStats().peakAllocatedBytes;
+      } finally {
+        b.destroy();
+      }
+    };
+    const bounded = await grown(1);
+    const unbounded = await grown(Infinity);
+    assert.ok(bounded < 3 * 2 ** 20, `peak ${bounded} bytes with a flush at every deferred free`);
+    assert.ok(
+      unbounded >= 20 * 2 ** 20,
+      `peak ${unbounded} bytes without: 20 buffers side by side`,
+    );
+    await assert.rejects(
+      createWebGpuBackend({ flushFreedBytes: -1 }),
+      /flushFreedBytes must be a number >= 0 \(Infinity: never\), got -1/,
+    );
+  },
+);
