@@ -12,6 +12,7 @@ import {
   parseGpuBenchArgs,
   QWEN25_05B,
 } from "./gpu.ts";
+import { hasWebGpuAdapter } from "./_adapter.ts";
 
 Deno.test("parseGpuBenchArgs: defaults, flags, and errors that name the flag", () => {
   const d = parseGpuBenchArgs([]);
@@ -121,15 +122,7 @@ Deno.test("formatGpuReport: every section, failed checks in bold, pipes escaped 
 });
 
 const inCi = Deno.env.get("CI") === "true";
-// Asked in a child process, as in kernels_test.ts: this process never opens an adapter itself.
-const hasAdapter = await (async () => {
-  const { stdout } = await new Deno.Command(Deno.execPath(), {
-    args: ["eval", "console.log((await navigator.gpu?.requestAdapter()) ? 'yes' : 'no')"],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  return new TextDecoder().decode(stdout).trim() === "yes";
-})();
+const hasAdapter = await hasWebGpuAdapter();
 
 Deno.test({
   name: "bench:gpu --quick: every path runs, every check passes, JSON and Markdown written",

@@ -15,6 +15,7 @@ import {
   pickIterations,
   resultFileName,
 } from "./kernels.ts";
+import { hasWebGpuAdapter } from "./_adapter.ts";
 
 Deno.test("parseBenchArgs: defaults, every flag, and errors that name the flag", () => {
   const d = parseBenchArgs([]);
@@ -254,17 +255,7 @@ Deno.test("bench: a case estimated over --max-call-seconds is skipped with the e
   assert.equal(mm[1]!.secondsPerCall, null);
 });
 
-// Asked in a child process: a `deno test` process that has requested a lavapipe adapter aborts
-// at exit now and then (heap corruption in a thread's exit; see bench/RESULTS.md), and this file
-// otherwise never touches WebGPU itself.
-const hasAdapter = await (async () => {
-  const { stdout } = await new Deno.Command(Deno.execPath(), {
-    args: ["eval", "console.log((await navigator.gpu?.requestAdapter()) ? 'yes' : 'no')"],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  return new TextDecoder().decode(stdout).trim() === "yes";
-})();
+const hasAdapter = await hasWebGpuAdapter();
 
 Deno.test({
   name: "bench on WebGPU: every requested variant, adapter named and classified",

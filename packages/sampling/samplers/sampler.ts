@@ -129,27 +129,22 @@ class Workspace {
 }
 
 /**
- * Plain softmax sampling (temperature 1, no top-k/top-p/min-p) straight from the row: the
- * general path's arithmetic in the same order (the same max, the same sum, the same search), so
- * the same token and the same bits, with two passes over the vocabulary fewer (no float64 copy,
- * no separate max). The raw, scaled and sampling distributions are then one distribution, so
- * all three log-probs are `logprob`.
+ * The keyed inverse-CDF draw from `softmax(values[0, V))` given its max `mx`: the weights
+ * `exp(v − mx)` in index order into `w`, their sum `Z`, then the first index whose running sum
+ * passes `u · Z` (the last positive weight when rounding leaves the target beyond the sum).
  */
-function drawPlain(
-  owner: string,
-  row: LogitsRow,
+function inverseCdf(
+  values: ArrayLike<number>,
   V: number,
+  mx: number,
+  w: Float64Array,
   seed: number,
   key: DrawKey,
-  wants: Wants,
-  where: string,
-  w: Float64Array,
-): TokenSample {
-  const mx = checkedMax(owner, row, V, where);
+): { token: number; Z: number } {
   let Z = 0;
   let last = -1;
   for (let i = 0; i < V; i++) {
-    const xi = row[i]!;
+    const xi = values[i]!;
     if (xi === -Infinity) {
       w[i] = 0;
       continue;
@@ -170,6 +165,28 @@ function drawPlain(
       break;
     }
   }
+  return { token, Z };
+}
+
+/**
+ * Plain softmax sampling (temperature 1, no top-k/top-p/min-p) straight from the row: the
+ * general path's arithmetic in the same order (the same max, the same sum, the same search), so
+ * the same token and the same bits, with two passes over the vocabulary fewer (no float64 copy,
+ * no separate max). The raw, scaled and sampling distributions are then one distribution, so
+ * all three log-probs are `logprob`.
+ */
+function drawPlain(
+  owner: string,
+  row: LogitsRow,
+  V: number,
+  seed: number,
+  key: DrawKey,
+  wants: Wants,
+  where: string,
+  w: Float64Array,
+): TokenSample {
+  const mx = checkedMax(owner, row, V, where);
+  const { token, Z } = inverseCdf(row, V, mx, w, seed, key);
   const out: TokenSample = { token, logprob: (row[token]! - mx) - Math.log(Z) };
   if (wants.raw) out.rawLogprob = out.logprob;
   if (wants.scaled) out.scaledLogprob = out.logprob;
@@ -190,7 +207,8 @@ function draw(
   const V = checkRow(owner, logits, p.vocabSize, where);
   const row = logits as LogitsRow;
   ws.ensure(row.length);
-  if (p.temperature === 1 && !(p.topK > 0 || p.topP < 1 || p.minP > 0)) {
+  const filtered = p.topK > 0 || p.topP < 1 || p.minP > 0;
+  if (p.temperature === 1 && !filtered) {
     return drawPlain(owner, row, V, seed, key, wants, where, ws.w);
   }
   const x = ws.x;
@@ -205,40 +223,15 @@ function draw(
   }
   const T = p.temperature;
   const shift = temperatureInPlace(x, V, T);
-  // Without top-k/top-p/min-p the sampling distribution is the scaled one, and the loop below
+  // Without top-k/top-p/min-p the sampling distribution is the scaled one, and inverseCdf
   // computes its normaliser with the same max and the same sum in the same order: one pass over
   // the vocabulary saved, the same bits (checked by a test).
-  const filtered = p.topK > 0 || p.topP < 1 || p.minP > 0;
   const scaledZ = wants.scaled && filtered ? normalizer(x, V) : null;
   processInPlace(x, V, { ...p, temperature: 1 });
 
   let mx = -Infinity;
   for (let i = 0; i < V; i++) if (x[i]! > mx) mx = x[i]!;
-  const w = ws.w;
-  let Z = 0;
-  let last = -1;
-  for (let i = 0; i < V; i++) {
-    const xi = x[i]!;
-    if (xi === -Infinity) {
-      w[i] = 0;
-      continue;
-    }
-    const e = Math.exp(xi - mx);
-    w[i] = e;
-    Z += e;
-    if (e > 0) last = i;
-  }
-  const u = uniformUnchecked(seed, key.step, key.sequence, key.position, TOKEN_DOMAIN);
-  const target = u * Z;
-  let token = last;
-  let cum = 0;
-  for (let i = 0; i <= last; i++) {
-    cum += w[i]!;
-    if (target < cum) {
-      token = i;
-      break;
-    }
-  }
+  const { token, Z } = inverseCdf(x, V, mx, ws.w, seed, key);
   const out: TokenSample = { token, logprob: (x[token]! - mx) - Math.log(Z) };
   if (rawZ) out.rawLogprob = logprobOf(row[token]!, rawZ);
   if (scaledZ) {
