@@ -39,16 +39,18 @@ import {
   createCpuBackend,
   createWebGpuBackend,
   type DispatchCacheStats,
-  f16BufferBytes,
   f16ToF32,
   f32ToF16,
+  type KernelParams,
   MatmulF16,
+  matmulF16ErrorRatio,
   noGrad,
   Rng,
   scaledDotProductAttention,
   type Tensor,
   tensor,
   tidy,
+  uploadF16,
   type WebGpuBackend,
   withBackend,
 } from "@rlvr/tensor";
@@ -62,6 +64,8 @@ import {
 } from "@rlvr/policy";
 import { fromRows, grpo } from "@rlvr/advantage";
 import { vanillaLoss } from "@rlvr/objectives";
+import { randomIds } from "../packages/policy/bench/policy_bench.ts";
+import { positiveNumber } from "./kernels.ts";
 
 /** Parsed command line of the suite. */
 export interface GpuBenchArgs {
@@ -95,12 +99,7 @@ export const USAGE = `deno task bench:gpu [flags]   (deno run -A bench/gpu.ts)
   --help`;
 
 function positive(name: string, v: string | undefined): number | null {
-  if (v === undefined) return null;
-  const x = Number(v);
-  if (!(Number.isFinite(x) && x > 0)) {
-    throw new RangeError(`bench:gpu: ${name} must be a number > 0, got ${JSON.stringify(v)}`);
-  }
-  return x;
+  return v === undefined ? null : positiveNumber(name, v);
 }
 
 /**
@@ -409,6 +408,11 @@ function randomArray(n: number, rng: Rng): Float32Array {
   return Float32Array.from({ length: n }, () => rng.normal());
 }
 
+/** The params of one `[m, k] · [k, n]` matmul, no transposes, no batch. */
+function plainMatmul(m: number, n: number, k: number): KernelParams["matmul"] {
+  return { batch: 1, m, n, k, transA: false, transB: false, aBatchStride: 0, bBatchStride: 0 };
+}
+
 async function checkMatmulF32(gpu: WebGpuBackend, cpu: Backend): Promise<Check> {
   const [m, n, k] = [67, 45, 33];
   const rng = new Rng(11);
@@ -420,16 +424,7 @@ async function checkMatmulF32(gpu: WebGpuBackend, cpu: Backend): Promise<Check> 
     const hc = backend.alloc(m * n, "f32");
     backend.write(ha, a);
     backend.write(hb, b);
-    backend.run("matmul", [ha, hb], [hc], {
-      batch: 1,
-      m,
-      n,
-      k,
-      transA: false,
-      transB: false,
-      aBatchStride: 0,
-      bBatchStride: 0,
-    });
+    backend.run("matmul", [ha, hb], [hc], plainMatmul(m, n, k));
     const out = await backend.read(hc);
     for (const h of [ha, hb, hc]) backend.free(h);
     return out;
@@ -457,16 +452,7 @@ async function benchMatmulF32(gpu: WebGpuBackend, size: number, target: number) 
     handles.push(h);
   }
   const c = gpu.alloc(size * size, "f32");
-  const p = {
-    batch: 1,
-    m: size,
-    n: size,
-    k: size,
-    transA: false,
-    transB: false,
-    aBatchStride: 0,
-    bBatchStride: 0,
-  };
+  const p = plainMatmul(size, size, size);
   try {
     return await timeCalls(
       () => gpu.run("matmul", [handles[0]!, handles[1]!], [c], p),
@@ -478,47 +464,13 @@ async function benchMatmulF32(gpu: WebGpuBackend, size: number, target: number) 
   }
 }
 
-function f16Buffer(device: GPUDevice, values: Float32Array): GPUBuffer {
-  const bytes = f16BufferBytes(values.length);
-  const buffer = device.createBuffer({ size: bytes, usage: 0x80 | 0x08 | 0x04 });
-  const bits = new Uint16Array(bytes / 2);
-  bits.set(f32ToF16(values));
-  device.queue.writeBuffer(buffer, 0, bits);
-  return buffer;
-}
-
-async function checkMatmulF16(gpu: WebGpuBackend, mm: MatmulF16): Promise<Check> {
+async function checkMatmulF16(mm: MatmulF16): Promise<Check> {
   const [m, n, k] = [67, 44, 36];
   const rng = new Rng(12);
   const a = f16ToF32(f32ToF16(randomArray(m * k, rng)));
   const b = f16ToF32(f32ToF16(randomArray(k * n, rng)));
-  const device = gpu.device;
-  const ga = f16Buffer(device, a);
-  const gb = f16Buffer(device, b);
-  const gc = device.createBuffer({ size: m * n * 4, usage: 0x80 | 0x04 });
-  const out = device.createBuffer({ size: m * n * 4, usage: 0x01 | 0x08 });
-  const enc = device.createCommandEncoder();
-  mm.encode(enc, ga, gb, gc, m, n, k);
-  enc.copyBufferToBuffer(gc, 0, out, 0, m * n * 4);
-  device.queue.submit([enc.finish()]);
-  await out.mapAsync(1);
-  const c = new Float32Array(out.getMappedRange().slice(0));
-  out.unmap();
-  for (const x of [ga, gb, gc, out]) x.destroy();
   // Error over the bound: 1 or less passes.
-  let error = 0;
-  for (let i = 0; i < m; i++) {
-    for (let j = 0; j < n; j++) {
-      let ref = 0;
-      let mag = 0;
-      for (let kk = 0; kk < k; kk++) {
-        const prod = a[i * k + kk]! * b[kk * n + j]!;
-        ref += prod;
-        mag += Math.abs(prod);
-      }
-      error = Math.max(error, Math.abs(c[i * n + j]! - ref) / (32 * 2 ** -11 * mag + 1e-6));
-    }
-  }
+  const error = matmulF16ErrorRatio(a, b, await mm.multiply(a, b, m, n, k), m, n, k).ratio;
   return {
     name: `matmul f16 ${m}×${n}×${k} vs a float64 reference (error / bound)`,
     ok: error <= 1,
@@ -530,8 +482,8 @@ async function checkMatmulF16(gpu: WebGpuBackend, mm: MatmulF16): Promise<Check>
 async function benchMatmulF16(gpu: WebGpuBackend, mm: MatmulF16, size: number, target: number) {
   const rng = new Rng(2);
   const device = gpu.device;
-  const a = f16Buffer(device, randomArray(size * size, rng));
-  const b = f16Buffer(device, randomArray(size * size, rng));
+  const a = uploadF16(device, randomArray(size * size, rng));
+  const b = uploadF16(device, randomArray(size * size, rng));
   const c = device.createBuffer({ size: size * size * 4, usage: 0x80 | 0x04 });
   const run = () => {
     const enc = device.createCommandEncoder();
@@ -605,13 +557,6 @@ async function benchAttention(
       for (const t of [q, k, v, mask]) t.dispose();
     }
   });
-}
-
-function randomIds(rng: Rng, rows: number, len: number, vocab: number): number[][] {
-  return Array.from(
-    { length: rows },
-    () => Array.from({ length: len }, () => Math.floor(rng.uniform() * vocab)),
-  );
 }
 
 /** Scores the same random batch with the toy model on the CPU and on the GPU. */
@@ -772,7 +717,7 @@ export async function runGpuBench(
   if (gpu.device.features.has("shader-f16")) {
     progress(`matmul f16 ${plan.matmul}³`);
     const mm = new MatmulF16(gpu.device);
-    checks.push(await checkMatmulF16(gpu, mm));
+    checks.push(await checkMatmulF16(mm));
     const f16S = await benchMatmulF16(gpu, mm, plan.matmul, target);
     matmul.push({
       dtype: "f16",

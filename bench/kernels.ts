@@ -80,7 +80,22 @@ export const USAGE = `deno task bench [flags]   (deno run -A bench/kernels.ts)
   --out <dir>             JSON directory (default bench/results)
   --no-json               do not write JSON`;
 
-function positiveNumber(flag: string, v: string): number {
+/**
+ * A flag's value as a number > 0; the error names the flag and the value.
+ *
+ * @param flag The flag, e.g. `--peak-gflops`.
+ * @param v Its value.
+ * @returns The number.
+ *
+ * @example Usage
+ * ```ts
+ * import { positiveNumber } from "./kernels.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(positiveNumber("--peak-gflops", "67000"), 67000);
+ * assert.throws(() => positiveNumber("--peak-gflops", "0"), /--peak-gflops must be a number > 0/);
+ * ```
+ */
+export function positiveNumber(flag: string, v: string): number {
   const x = Number(v);
   if (!(Number.isFinite(x) && x > 0)) {
     throw new RangeError(`bench: ${flag} must be a number > 0, got ${JSON.stringify(v)}`);

@@ -31,7 +31,7 @@ import {
   scoreCompletions,
 } from "@rlvr/policy";
 import { AdamW, getBackend, noGrad, Rng, tidy } from "@rlvr/tensor";
-import { BENCH_CONFIG } from "../packages/policy/bench/policy_bench.ts";
+import { BENCH_CONFIG, randomIds } from "../packages/policy/bench/policy_bench.ts";
 
 /** Sizes of one model's cases. */
 export interface VsTorchPlan {
@@ -102,13 +102,6 @@ async function timed(fn: () => Promise<void>, repeats: number): Promise<number> 
   return median(xs);
 }
 
-function ids(rng: Rng, rows: number, len: number, vocab: number): number[][] {
-  return Array.from(
-    { length: rows },
-    () => Array.from({ length: len }, () => Math.floor(rng.uniform() * vocab)),
-  );
-}
-
 /**
  * Times our side for one model.
  *
@@ -132,7 +125,7 @@ export async function measureOurs(
   const V = config.vocabSize;
   const optimizer = new AdamW(model.parameters(), { lr: 1e-5 });
   try {
-    const prompts = ids(rng, plan.generateBatch, plan.promptTokens, V);
+    const prompts = randomIds(rng, plan.generateBatch, plan.promptTokens, V);
     const gen = await timed(async () => {
       await generate(model, prompts, {
         maxNewTokens: plan.newTokens,
@@ -141,7 +134,7 @@ export async function measureOurs(
       });
     }, repeats);
     const T = plan.promptTokens + plan.newTokens;
-    const batch = ids(rng, plan.scoreBatch, T, V).map((row) => ({
+    const batch = randomIds(rng, plan.scoreBatch, T, V).map((row) => ({
       promptIds: row.slice(0, plan.promptTokens),
       completionIds: row.slice(plan.promptTokens),
     }));

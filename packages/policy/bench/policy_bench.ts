@@ -251,7 +251,25 @@ function median(xs: number[]): number {
   return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
-function randomIds(rng: Rng, rows: number, len: number, vocab: number): number[][] {
+/**
+ * `rows` lists of `len` token ids drawn uniformly from `[0, vocab)`.
+ *
+ * @param rng The generator.
+ * @param rows How many lists.
+ * @param len Ids per list.
+ * @param vocab Vocabulary size.
+ * @returns The ids.
+ *
+ * @example Usage
+ * ```ts
+ * import { randomIds } from "./policy_bench.ts";
+ * import { Rng } from "@rlvr/tensor";
+ * import assert from "node:assert/strict";
+ * const ids = randomIds(new Rng(1), 2, 3, 10);
+ * assert.ok(ids.length === 2 && ids.every((r) => r.length === 3 && r.every((x) => x >= 0 && x < 10)));
+ * ```
+ */
+export function randomIds(rng: Rng, rows: number, len: number, vocab: number): number[][] {
   return Array.from(
     { length: rows },
     () => Array.from({ length: len }, () => Math.floor(rng.uniform() * vocab)),

@@ -72,14 +72,8 @@ export class DispatchCache {
   /** The uniform holding exactly `words` (zeros after them), created on first use. */
   uniform(words: Uint32Array<ArrayBuffer>): GPUBuffer {
     const key = words.join(",");
-    const hit = this.#uniforms.get(key);
-    if (hit !== undefined) {
-      this.#hits++;
-      this.#uniforms.delete(key);
-      this.#uniforms.set(key, hit);
-      return hit;
-    }
-    this.#misses++;
+    const hit = this.#lookup(this.#uniforms, key);
+    if (hit !== undefined) return hit;
     const buffer = this.device.createBuffer({
       size: this.uniformBytes,
       usage: 0x40 | 0x08, // UNIFORM | COPY_DST
@@ -103,14 +97,8 @@ export class DispatchCache {
   ): GPUBindGroup {
     let key = `${this.id(layout)}|${this.id(uniform)}`;
     for (const b of bindings) key += `|${this.id(b.buffer)}:${b.bytes}`;
-    const hit = this.#groups.get(key);
-    if (hit !== undefined) {
-      this.#hits++;
-      this.#groups.delete(key);
-      this.#groups.set(key, hit);
-      return hit;
-    }
-    this.#misses++;
+    const hit = this.#lookup(this.#groups, key);
+    if (hit !== undefined) return hit;
     const entries: GPUBindGroupEntry[] = bindings.map((b, i) => ({
       binding: i,
       resource: { buffer: b.buffer, offset: 0, size: b.bytes },
@@ -125,6 +113,19 @@ export class DispatchCache {
       this.#groups.delete(this.#groups.keys().next().value!);
     }
     return group;
+  }
+
+  /** A hit moves `key` to the back of the LRU order; either way the hit or miss is counted. */
+  #lookup<T>(map: Map<string, T>, key: string): T | undefined {
+    const hit = map.get(key);
+    if (hit === undefined) {
+      this.#misses++;
+      return undefined;
+    }
+    this.#hits++;
+    map.delete(key);
+    map.set(key, hit);
+    return hit;
   }
 
   /** Current counters. */

@@ -9,44 +9,15 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { f16ToF32, f32ToF16 } from "../../io/half.ts";
 import { gpuTest } from "./_test_utils.ts";
-import { f16BufferBytes, MatmulF16, matmulF16Wgsl } from "./kernels/matmul_f16.ts";
+import {
+  f16BufferBytes,
+  MatmulF16,
+  matmulF16ErrorRatio,
+  matmulF16Wgsl,
+} from "./kernels/matmul_f16.ts";
 import { Rng } from "../../random.ts";
 
-const STORAGE = 0x80 | 0x08 | 0x04;
-
-async function runF16(
-  device: GPUDevice,
-  mm: MatmulF16,
-  a: Float32Array,
-  b: Float32Array,
-  m: number,
-  n: number,
-  k: number,
-): Promise<Float32Array> {
-  const upload = (values: Float32Array) => {
-    const bytes = f16BufferBytes(values.length);
-    const buffer = device.createBuffer({ size: bytes, usage: STORAGE });
-    const bits = new Uint16Array(bytes / 2);
-    bits.set(f32ToF16(values));
-    device.queue.writeBuffer(buffer, 0, bits);
-    return buffer;
-  };
-  const ga = upload(a);
-  const gb = upload(b);
-  const cBytes = Math.max(16, m * n * 4);
-  const gc = device.createBuffer({ size: cBytes, usage: STORAGE });
-  const out = device.createBuffer({ size: cBytes, usage: 0x01 | 0x08 });
-  const encoder = device.createCommandEncoder();
-  mm.encode(encoder, ga, gb, gc, m, n, k);
-  encoder.copyBufferToBuffer(gc, 0, out, 0, cBytes);
-  device.queue.submit([encoder.finish()]);
-  await out.mapAsync(1);
-  const c = new Float32Array(out.getMappedRange().slice(0, m * n * 4));
-  out.unmap();
-  for (const x of [ga, gb, gc, out]) x.destroy();
-  return c;
-}
-
+/** Throws naming the worst entry when any entry of `c` is past the kernel's error bound. */
 function checkAgainstReference(
   a: Float32Array,
   b: Float32Array,
@@ -55,24 +26,12 @@ function checkAgainstReference(
   n: number,
   k: number,
 ): void {
-  for (let i = 0; i < m; i++) {
-    for (let j = 0; j < n; j++) {
-      let ref = 0;
-      let mag = 0;
-      for (let kk = 0; kk < k; kk++) {
-        const p = a[i * k + kk]! * b[kk * n + j]!;
-        ref += p;
-        mag += Math.abs(p);
-      }
-      const got = c[i * n + j]!;
-      const tol = 32 * 2 ** -11 * mag + 1e-6;
-      if (!(Math.abs(got - ref) <= tol)) {
-        throw new Error(
-          `matmul_f16 ${m}×${n}×${k}: c[${i},${j}] = ${got}, float64 reference ${ref}, ` +
-            `|diff| ${Math.abs(got - ref)} > tol ${tol}`,
-        );
-      }
-    }
+  const w = matmulF16ErrorRatio(a, b, c, m, n, k);
+  if (!(w.ratio <= 1)) {
+    throw new Error(
+      `matmul_f16 ${m}×${n}×${k}: c[${w.i},${w.j}] = ${w.got}, float64 reference ${w.ref}, ` +
+        `|diff| / bound = ${w.ratio} > 1`,
+    );
   }
 }
 
@@ -100,7 +59,7 @@ gpuTest("matmul_f16 equals the float64 reference of its f16 inputs on random sha
           f16ToF32(f32ToF16(Float32Array.from({ length: len }, () => rng.normal())));
         const a = round(m * k);
         const b = round(k * n);
-        const c = await runF16(g.device, mm, a, b, m, n, k);
+        const c = await mm.multiply(a, b, m, n, k);
         checkAgainstReference(a, b, c, m, n, k);
       },
     ),
@@ -119,7 +78,7 @@ gpuTest("matmul_f16: a 256×192×512 product (many k-tiles) stays within the bou
   checkAgainstReference(
     a,
     b,
-    await runF16(g.device, new MatmulF16(g.device), a, b, m, n, k),
+    await new MatmulF16(g.device).multiply(a, b, m, n, k),
     m,
     n,
     k,

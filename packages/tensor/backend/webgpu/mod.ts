@@ -19,5 +19,12 @@ export {
   parseMatmulVariant,
   pickMatmulVariant,
 } from "./kernels/matmul.ts";
-export { f16BufferBytes, MatmulF16, matmulF16Wgsl } from "./kernels/matmul_f16.ts";
+export {
+  f16BufferBytes,
+  type F16ErrorRatio,
+  MatmulF16,
+  matmulF16ErrorRatio,
+  matmulF16Wgsl,
+  uploadF16,
+} from "./kernels/matmul_f16.ts";
 export type { DispatchCacheStats } from "./dispatch_cache.ts";

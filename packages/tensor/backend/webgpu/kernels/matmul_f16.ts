@@ -24,6 +24,8 @@
  * @module
  */
 
+import { f32ToF16 } from "../../../io/half.ts";
+
 const BM = 64;
 const BN = 64;
 const BK = 16;
@@ -168,33 +170,111 @@ export function f16BufferBytes(n: number): number {
 }
 
 /**
+ * A new storage buffer holding `values` rounded to f16 ({@link f16BufferBytes} bytes, usable as
+ * `a` or `b` of {@link MatmulF16.encode}; also a copy source).
+ *
+ * @param device The device.
+ * @param values The values, in row-major order.
+ * @returns The buffer.
+ *
+ * @example Usage
+ * ```ts
+ * import { uploadF16 } from "@rlvr/tensor";
+ * import assert from "node:assert/strict";
+ * const device = await (await navigator.gpu?.requestAdapter())?.requestDevice();
+ * if (device) {
+ *   assert.equal(uploadF16(device, [1, 2, 3]).size, 8);
+ *   device.destroy();
+ * }
+ * ```
+ */
+export function uploadF16(device: GPUDevice, values: ArrayLike<number>): GPUBuffer {
+  const bytes = f16BufferBytes(values.length);
+  const buffer = device.createBuffer({ size: bytes, usage: 0x80 | 0x08 | 0x04 });
+  const bits = new Uint16Array(bytes / 2);
+  bits.set(f32ToF16(values));
+  device.queue.writeBuffer(buffer, 0, bits);
+  return buffer;
+}
+
+/** The worst entry of a {@link matmulF16ErrorRatio} check. */
+export interface F16ErrorRatio {
+  /** Largest `|c − ref| / bound` over all entries (≤ 1 passes). */
+  ratio: number;
+  /** Row of that entry. */
+  i: number;
+  /** Column of that entry. */
+  j: number;
+  /** The kernel's value there. */
+  got: number;
+  /** The float64 reference there. */
+  ref: number;
+}
+
+/**
+ * The reference check of the kernel: for every entry of `c` (`[m, n]`), its distance from the
+ * float64 product of `a` (`[m, k]`) and `b` (`[k, n]`) over the bound of the kernel's
+ * accumulation, `32 · 2⁻¹¹ · Σₖ|aᵢₖ·bₖⱼ| + 1e-6` (16-term f16 partial sums, each product and
+ * addition rounded once, added into f32). Pass `a` and `b` already rounded to f16, as the kernel
+ * sees them.
+ *
+ * @param a `[m, k]`, f16-representable values.
+ * @param b `[k, n]`, f16-representable values.
+ * @param c `[m, n]`, the kernel's result.
+ * @param m Rows.
+ * @param n Columns.
+ * @param k Inner dimension.
+ * @returns The largest ratio and where it is.
+ *
+ * @example Usage
+ * ```ts
+ * import { matmulF16ErrorRatio } from "@rlvr/tensor";
+ * import assert from "node:assert/strict";
+ * assert.equal(matmulF16ErrorRatio([1, 2], [3, 4], [11], 1, 1, 2).ratio, 0);
+ * assert.ok(matmulF16ErrorRatio([1, 2], [3, 4], [12], 1, 1, 2).ratio > 1);
+ * ```
+ */
+export function matmulF16ErrorRatio(
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+  c: ArrayLike<number>,
+  m: number,
+  n: number,
+  k: number,
+): F16ErrorRatio {
+  const worst: F16ErrorRatio = { ratio: 0, i: 0, j: 0, got: c[0] ?? 0, ref: 0 };
+  for (let i = 0; i < m; i++) {
+    for (let j = 0; j < n; j++) {
+      let ref = 0;
+      let mag = 0;
+      for (let kk = 0; kk < k; kk++) {
+        const p = a[i * k + kk]! * b[kk * n + j]!;
+        ref += p;
+        mag += Math.abs(p);
+      }
+      const got = c[i * n + j]!;
+      const ratio = Math.abs(got - ref) / (32 * 2 ** -11 * mag + 1e-6);
+      // `!(ratio <= worst)` also catches NaN.
+      if (!(ratio <= worst.ratio)) Object.assign(worst, { ratio, i, j, got, ref });
+    }
+  }
+  return worst;
+}
+
+/**
  * Runs {@link matmulF16Wgsl} on a device that has the `shader-f16` feature enabled.
  *
  * @example Usage
  * ```ts
- * import { f16BufferBytes, f16ToF32, f32ToF16, MatmulF16 } from "@rlvr/tensor";
+ * import { f16ToF32, f32ToF16, MatmulF16 } from "@rlvr/tensor";
  * import assert from "node:assert/strict";
  * const adapter = await navigator.gpu?.requestAdapter();
  * if (adapter?.features.has("shader-f16")) {
  *   const device = await adapter.requestDevice({ requiredFeatures: ["shader-f16"] });
- *   const upload = (values: number[]) => {
- *     const buffer = device.createBuffer({ size: f16BufferBytes(values.length), usage: 0x80 | 0x08 });
- *     const bits = new Uint16Array(f16BufferBytes(values.length) / 2);
- *     bits.set(f32ToF16(values));
- *     device.queue.writeBuffer(buffer, 0, bits);
- *     return buffer;
- *   };
- *   const a = upload([1, 2, 3, 4]); // [[1, 2], [3, 4]]
- *   const b = upload([5, 6, 7, 8]); // [[5, 6], [7, 8]]
- *   const c = device.createBuffer({ size: 16, usage: 0x80 | 0x04 });
- *   const out = device.createBuffer({ size: 16, usage: 0x01 | 0x08 });
  *   const mm = new MatmulF16(device);
- *   const encoder = device.createCommandEncoder();
- *   mm.encode(encoder, a, b, c, 2, 2, 2);
- *   encoder.copyBufferToBuffer(c, 0, out, 0, 16);
- *   device.queue.submit([encoder.finish()]);
- *   await out.mapAsync(1);
- *   assert.deepEqual([...new Float32Array(out.getMappedRange())], [19, 22, 43, 50]);
+ *   // [[1, 2], [3, 4]] · [[5, 6], [7, 8]]
+ *   const c = await mm.multiply([1, 2, 3, 4], [5, 6, 7, 8], 2, 2, 2);
+ *   assert.deepEqual([...c], [19, 22, 43, 50]);
  *   assert.equal(f16ToF32(f32ToF16([0.1]))[0]!.toFixed(4), "0.1000");
  *   device.destroy();
  * }
@@ -297,5 +377,44 @@ export class MatmulF16 {
     pass.setBindGroup(0, bindGroup);
     pass.dispatchWorkgroups(Math.ceil(n / BN), Math.ceil(m / BM));
     pass.end();
+  }
+
+  /**
+   * `a · b` for host arrays: rounds them to f16, runs {@link MatmulF16.encode} on new buffers,
+   * reads `c` back and frees the buffers (for checks and tests; {@link MatmulF16.encode} is the
+   * fast path).
+   *
+   * @param a `[m, k]`, row-major.
+   * @param b `[k, n]`, row-major.
+   * @param m Rows of `a`.
+   * @param n Columns of `b`.
+   * @param k Columns of `a`, rows of `b`.
+   * @returns `c`, `[m, n]`.
+   */
+  async multiply(
+    a: ArrayLike<number>,
+    b: ArrayLike<number>,
+    m: number,
+    n: number,
+    k: number,
+  ): Promise<Float32Array> {
+    const device = this.device;
+    const cBytes = Math.max(16, m * n * 4);
+    const ga = uploadF16(device, a);
+    const gb = uploadF16(device, b);
+    const gc = device.createBuffer({ size: cBytes, usage: 0x80 | 0x04 });
+    const out = device.createBuffer({ size: cBytes, usage: 0x01 | 0x08 });
+    try {
+      const encoder = device.createCommandEncoder();
+      this.encode(encoder, ga, gb, gc, m, n, k);
+      encoder.copyBufferToBuffer(gc, 0, out, 0, cBytes);
+      device.queue.submit([encoder.finish()]);
+      await out.mapAsync(1);
+      const c = new Float32Array(out.getMappedRange().slice(0, m * n * 4));
+      out.unmap();
+      return c;
+    } finally {
+      for (const x of [ga, gb, gc, out]) x.destroy();
+    }
   }
 }
