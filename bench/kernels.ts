@@ -35,6 +35,7 @@ import {
   createWebGpuBackend,
   type KernelName,
   type KernelParams,
+  loadNativeBlas,
   MATMUL_VARIANTS,
   type MatmulVariant,
   type WebGpuBackend,
@@ -618,6 +619,10 @@ async function runBackend(
           on: () => createCpuBackend({ threads: 1 }),
         }]
         : []),
+      ...(cpu.matmulPath === "openblas" || loadNativeBlas().lib === null ? [] : [{
+        kernel: "openblas",
+        on: () => createCpuBackend({ blas: "openblas" }),
+      }]),
       ...(cpu.matmulPath === "ts" ? [] : [{
         kernel: "ts",
         on: () => createCpuBackend({ kernels: "ts" }),

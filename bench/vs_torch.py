@@ -12,6 +12,7 @@ batch, reported as "generateAll").
 """
 
 import json
+import resource
 import math
 import statistics
 import sys
@@ -126,11 +127,14 @@ def main():
     torch.set_num_threads(job["threads"])
     torch.manual_seed(0)
     device = job.get("device", "cpu")
+    t0 = time.perf_counter()
     model = Model(c).to(device)
+    init_s = time.perf_counter() - t0
     n_params = sum(p.numel() for p in model.parameters())
     V = c["vocab_size"]
     out = {"torch": torch.__version__, "threads": torch.get_num_threads(), "parameters": n_params,
-           "device": torch.cuda.get_device_name() if device == "cuda" else "cpu"}
+           "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+           "initSeconds": init_s}
 
     B, P, N = plan["generateBatch"], plan["promptTokens"], plan["newTokens"]
     prompts = torch.randint(0, V, (B, P), device=device)
@@ -175,6 +179,9 @@ def main():
 
     s = timed(train_step, repeats)
     out["trainStep"] = {"batch": SB, "seqTokens": T, "seconds": s, "tokensPerS": SB * T / s}
+    # ru_maxrss is in KiB on Linux: the process's peak resident set, this model only (one
+    # process per model).
+    out["peakRssBytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     json.dump(out, sys.stdout)
 
 

@@ -1,19 +1,25 @@
 /**
- * `deno run -A bench/vs_torch.ts [--quick] [--threads N] [--python python3]`: the parts of one RL
- * step - generation, scoring, a training step - for `@rlvr/policy` on the CPU backend and for the
- * same model in PyTorch (`bench/vs_torch.py`, Debian's `python3-torch`), in one run, with the ratio
- * ours / PyTorch per part (seconds; > 1 means we are slower).
+ * `deno run -A bench/vs_torch.ts [--models demo,10m,0.5b] [--blas wasm,auto,openblas] [--quick]
+ * [--repeats N] [--threads N] [--python python3]`: the parts of one RL step - generation, scoring,
+ * a training step - for `@rlvr/policy` on the CPU backend and for the same model in PyTorch
+ * (`bench/vs_torch.py`, Debian's `python3-torch`), in one run, with the ratio ours / PyTorch per
+ * part (seconds; > 1 means we are slower), the model's random init and each side's peak RSS.
  *
  * Design decisions:
  * - **Same model, same sizes, same timing rule**: the model is the Hugging Face config dict both
  *   sides build from (random weights, speed only); every case is one untimed warm-up call, then
- *   the median of the timed calls. Two models: the shipped demo policy's shape
- *   (`apps/train/checkpoints/tiny/config.json`) at the default run's batch, and the ~10M-parameter
- *   Qwen2 shape of `bench/policy.ts`.
+ *   the median of the timed calls. Models (`--models`): `demo`, the shipped demo policy's shape
+ *   (`apps/train/checkpoints/tiny/config.json`) at the default run's batch; `10m`, the
+ *   ~10M-parameter Qwen2 shape of `bench/policy.ts`; `0.5b`, the Qwen2.5-0.5B shape (494M
+ *   parameters) at 4 sequences of 32 + 16 tokens.
  * - **A training step** is one forward over the scoring batch, the mean completion log-prob as the
  *   loss, backward, and one AdamW step - the same on both sides.
- * - PyTorch runs with `torch.set_num_threads(--threads)` (default 2, the machine's cores); ours is
- *   whatever the default backend is (today the single-threaded TypeScript CPU oracle).
+ * - **One process per side and model**, so each peak RSS (`VmHWM`, `ru_maxrss`) is that model's
+ *   alone; ours runs once per `--blas` choice (env `RLVR_BLAS` of the child: `wasm` is no native
+ *   BLAS, `auto` OpenBLAS for the backward pass, `openblas` for every product), and the table
+ *   prints what each child's matmuls ran.
+ * - PyTorch runs with `torch.set_num_threads(--threads)` (default 2, the machine's cores); ours uses
+ *   the CPU backend's default threads (the core count).
  * - Without python3 + torch the PyTorch column is missing and the bench says why; it never fakes it.
  *
  * @module
@@ -30,8 +36,8 @@ import {
   parameterCount,
   scoreCompletions,
 } from "@rlvr/policy";
-import { AdamW, getBackend, noGrad, Rng, tidy } from "@rlvr/tensor";
-import { BENCH_CONFIG, randomIds } from "../packages/policy/bench/policy_bench.ts";
+import { AdamW, BLAS_CHOICES, type CpuBackend, getBackend, noGrad, Rng, tidy } from "@rlvr/tensor";
+import { BENCH_CONFIG, QWEN25_05B, randomIds } from "../packages/policy/bench/policy_bench.ts";
 
 /** Sizes of one model's cases. */
 export interface VsTorchPlan {
@@ -53,34 +59,57 @@ export interface SideResult {
   scoreForward: { seconds: number; tokensPerS: number };
   /** Forward + backward + AdamW. */
   trainStep: { seconds: number; tokensPerS: number };
+  /** The random init of the model (one call, not a median). */
+  initSeconds: number;
+}
+
+/** A model of the bench. */
+export interface BenchModel {
+  /** Its `--models` id. */
+  id: string;
+  /** Its name in the table. */
+  name: string;
+  /** The architecture. */
+  config: ModelConfig;
+  /** The sizes of its cases. */
+  plan: VsTorchPlan;
 }
 
 /**
- * The two models the bench compares on.
+ * The models the bench compares on.
  *
  * @example Usage
  * ```ts
  * import { benchModels } from "./vs_torch.ts";
  * import assert from "node:assert/strict";
- * assert.deepEqual(benchModels().map((m) => m.plan.scoreBatch), [64, 8]);
+ * assert.deepEqual(benchModels().map((m) => m.id), ["demo", "10m", "0.5b"]);
+ * assert.deepEqual(benchModels().map((m) => m.plan.scoreBatch), [64, 8, 4]);
  * ```
  */
-export function benchModels(): { name: string; config: ModelConfig; plan: VsTorchPlan }[] {
+export function benchModels(): BenchModel[] {
   const tinyPath = fileURLToPath(
     new URL("../apps/train/checkpoints/tiny/config.json", import.meta.url),
   );
   const tiny = configFromHf(JSON.parse(Deno.readTextFileSync(tinyPath)), tinyPath);
   return [
     {
+      id: "demo",
       name: "demo (shipped tiny policy)",
       config: tiny,
       // The default run's step: 64 responses of up to 8 tokens after a ~7-token prompt.
       plan: { generateBatch: 64, promptTokens: 7, newTokens: 8, scoreBatch: 64 },
     },
     {
+      id: "10m",
       name: "~10M Qwen2-shaped",
       config: BENCH_CONFIG,
       plan: { generateBatch: 8, promptTokens: 32, newTokens: 64, scoreBatch: 8 },
+    },
+    {
+      id: "0.5b",
+      name: "Qwen2.5-0.5B-shaped",
+      config: QWEN25_05B,
+      plan: { generateBatch: 4, promptTokens: 32, newTokens: 16, scoreBatch: 4 },
     },
   ];
 }
@@ -120,7 +149,9 @@ export async function measureOurs(
   plan: VsTorchPlan,
   repeats: number,
 ): Promise<SideResult> {
+  const initStart = performance.now();
   const model = CausalLM.random(config, { seed: 0 });
+  const initSeconds = (performance.now() - initStart) / 1e3;
   const rng = new Rng(1);
   const V = config.vocabSize;
   const optimizer = new AdamW(model.parameters(), { lr: 1e-5 });
@@ -159,6 +190,7 @@ export async function measureOurs(
       generate: { seconds: gen, tokensPerS: (plan.generateBatch * plan.newTokens) / gen },
       scoreForward: { seconds: fwd, tokensPerS: tokens / fwd },
       trainStep: { seconds: train, tokensPerS: tokens / train },
+      initSeconds,
     };
   } finally {
     optimizer.dispose();
@@ -188,7 +220,9 @@ export async function measureTorch(
   python: string,
 ): Promise<
   {
-    result: (SideResult & { torch: string; threads: number; parameters: number }) | null;
+    result:
+      | (SideResult & { torch: string; threads: number; parameters: number; peakRssBytes: number })
+      | null;
     reason: string;
   }
 > {
@@ -219,14 +253,85 @@ export async function measureTorch(
   return { result: JSON.parse(new TextDecoder().decode(out.stdout)), reason: "" };
 }
 
+/** Our side of one model under one `--blas` choice, measured in its own process. */
+export interface OursResult extends SideResult {
+  /** The `RLVR_BLAS` of the child process. */
+  blas: string;
+  /** What its matmuls ran: forward and gradient paths, and the BLAS library. */
+  matmul: { forward: string; gradient: string; library: string | null };
+  /** Peak resident set of the process (`VmHWM`), or null where `/proc` has none. */
+  peakRssBytes: number | null;
+}
+
+/**
+ * The peak resident set of this process in bytes (`VmHWM` of `/proc/self/status`), or null
+ * where there is no such file (not Linux).
+ *
+ * @example Usage
+ * ```ts
+ * import { peakRssBytes } from "./vs_torch.ts";
+ * import assert from "node:assert/strict";
+ * const p = peakRssBytes();
+ * assert.ok(p === null || p > 1 << 20);
+ * ```
+ */
+export function peakRssBytes(): number | null {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(Deno.readTextFileSync("/proc/self/status"));
+    return m === null ? null : Number(m[1]) * 1024;
+  } catch {
+    return null;
+  }
+}
+
+async function child(id: string, repeats: number): Promise<number> {
+  const model = benchModels().find((m) => m.id === id)!;
+  const backend = getBackend() as Partial<CpuBackend>;
+  const side = await measureOurs(model.config, model.plan, repeats);
+  const result: OursResult = {
+    ...side,
+    blas: backend.blas ?? "-",
+    matmul: {
+      forward: backend.matmulPath ?? getBackend().name,
+      gradient: backend.gradientMatmulPath ?? getBackend().name,
+      library: backend.blasLibrary ?? null,
+    },
+    peakRssBytes: peakRssBytes(),
+  };
+  console.log(JSON.stringify(result));
+  return 0;
+}
+
+async function measureOursInChild(
+  id: string,
+  blas: string,
+  repeats: number,
+): Promise<OursResult> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", fileURLToPath(import.meta.url), "--child", id, "--repeats", `${repeats}`],
+    env: { RLVR_BLAS: blas },
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout).trim();
+  if (!out.success) throw new Error(`vs_torch: ours on ${id} with RLVR_BLAS=${blas} failed`);
+  return JSON.parse(text.split("\n").at(-1)!) as OursResult;
+}
+
+const gib = (b: number | null | undefined) => (b == null ? "-" : (b / 2 ** 30).toFixed(2));
+
 async function main(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
       quick: { type: "boolean", default: false },
+      models: { type: "string", default: "demo,10m" },
+      blas: { type: "string", default: "wasm,auto" },
+      repeats: { type: "string" },
       threads: { type: "string", default: "2" },
       python: { type: "string", default: "/usr/bin/python3" },
       out: { type: "string", default: "bench/results" },
+      child: { type: "string" },
     },
   });
   const threads = Number(values.threads);
@@ -234,12 +339,39 @@ async function main(argv: string[]): Promise<number> {
     console.error(`--threads ${values.threads}: use an integer >= 1`);
     return 2;
   }
-  const repeats = values.quick ? 1 : 3;
+  const repeats = values.repeats === undefined ? (values.quick ? 1 : 3) : Number(values.repeats);
+  if (!Number.isInteger(repeats) || repeats < 1) {
+    console.error(`--repeats ${values.repeats}: use an integer >= 1`);
+    return 2;
+  }
+  const known = benchModels();
+  if (values.child !== undefined) return await child(values.child, repeats);
+  const ids = values.models.split(",").map((x) => x.trim()).filter((x) => x !== "");
+  for (const id of ids) {
+    if (!known.some((m) => m.id === id)) {
+      console.error(
+        `--models: unknown model "${id}"; use a comma-separated list of ${
+          known.map((m) => m.id).join(", ")
+        }`,
+      );
+      return 2;
+    }
+  }
+  const blasList = values.blas.split(",").map((x) => x.trim()).filter((x) => x !== "");
+  for (const b of blasList) {
+    if (!(BLAS_CHOICES as readonly string[]).includes(b)) {
+      console.error(`--blas: unknown choice "${b}"; use a comma-separated list of ${BLAS_CHOICES}`);
+      return 2;
+    }
+  }
   const rows: Record<string, unknown>[] = [];
   const t0 = performance.now();
-  for (const { name, config, plan } of benchModels()) {
-    console.error(`[vs_torch] ${name}: ours (${getBackend().name}) ...`);
-    const ours = await measureOurs(config, plan, repeats);
+  for (const { id, name, config, plan } of known.filter((m) => ids.includes(m.id))) {
+    const ours: OursResult[] = [];
+    for (const blas of blasList) {
+      console.error(`[vs_torch] ${name}: ours (RLVR_BLAS=${blas}) ...`);
+      ours.push(await measureOursInChild(id, blas, repeats));
+    }
     console.error(`[vs_torch] ${name}: PyTorch (${threads} threads) ...`);
     const torch = await measureTorch(config, plan, repeats, threads, values.python);
     if (torch.result === null) console.error(`[vs_torch] PyTorch missing: ${torch.reason}`);
@@ -252,6 +384,7 @@ async function main(argv: string[]): Promise<number> {
       );
     }
     rows.push({
+      id,
       name,
       parameters: parameterCount(config),
       plan,
@@ -261,22 +394,42 @@ async function main(argv: string[]): Promise<number> {
     });
   }
   const line = (cells: string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(34) : c.padStart(12))).join("");
+    cells.map((c, i) => (i === 0 ? c.padEnd(28) : c.padStart(14))).join("");
   console.log(
-    `vs_torch: ours on ${getBackend().name}, PyTorch with ${threads} threads; seconds per call (median of ${repeats})`,
+    `vs_torch: ours on the CPU backend, PyTorch with ${threads} threads; seconds per call (median of ${repeats})`,
   );
-  console.log(line(["model / part", "ours s", "torch s", "ours/torch"]));
+  console.log(line([
+    "model / part",
+    ...blasList.map((b) => `ours ${b}`),
+    "torch",
+    ...blasList.map((b) => `${b}/torch`),
+  ]));
   for (const r of rows) {
-    const o = r.ours as SideResult;
-    const t = r.torch as SideResult | null;
+    const o = r.ours as OursResult[];
+    const t = r.torch as (SideResult & { peakRssBytes?: number }) | null;
     for (const part of ["generate", "scoreForward", "trainStep"] as const) {
-      const ratio = t === null ? "-" : (o[part].seconds / t[part].seconds).toFixed(1) + "x";
       console.log(line([
-        `${String(r.name).slice(0, 20)} ${part}`,
-        o[part].seconds.toFixed(4),
+        `${r.id} ${part}`,
+        ...o.map((x) => x[part].seconds.toFixed(4)),
         t === null ? "-" : t[part].seconds.toFixed(4),
-        ratio,
+        ...o.map((x) => (t === null ? "-" : (x[part].seconds / t[part].seconds).toFixed(2) + "x")),
       ]));
+    }
+    console.log(line([
+      `${r.id} init s`,
+      ...o.map((x) => x.initSeconds.toFixed(2)),
+      t?.initSeconds === undefined ? "-" : t.initSeconds.toFixed(2),
+    ]));
+    console.log(line([
+      `${r.id} peak RSS GiB`,
+      ...o.map((x) => gib(x.peakRssBytes)),
+      gib(t?.peakRssBytes),
+    ]));
+    for (const x of o) {
+      console.log(
+        `  ${r.id} RLVR_BLAS=${x.blas}: forward ${x.matmul.forward}, gradients ${x.matmul.gradient}` +
+          (x.matmul.library === null ? "" : ` (${x.matmul.library})`),
+      );
     }
   }
   const date = new Date().toISOString();
@@ -284,7 +437,11 @@ async function main(argv: string[]): Promise<number> {
   await Deno.mkdir(values.out, { recursive: true });
   await Deno.writeTextFile(
     file,
-    JSON.stringify({ schema: "rlvr-vs-torch/1", date, threads, repeats, rows }, null, 2) + "\n",
+    JSON.stringify(
+      { schema: "rlvr-vs-torch/2", date, threads, repeats, blas: blasList, rows },
+      null,
+      2,
+    ) + "\n",
   );
   console.log(`wrote ${file} (${((performance.now() - t0) / 1e3).toFixed(0)} s)`);
   return 0;

@@ -80,7 +80,7 @@ export type { Config, RewardSpec } from "./config/types.ts";
 export { ConfigError, type ConfigProblem, type Provenance } from "./config/errors.ts";
 export { type RunOptions, type RunResult, runTraining } from "./loop/run.ts";
 export type { EvalResult } from "./loop/eval.ts";
-export type { DeviceRecord } from "./loop/device.ts";
+export type { CpuMatmulRecord, DeviceRecord } from "./loop/device.ts";
 export type { BatchRewardFn, RewardLike } from "./loop/reward_set.ts";
 export type { MetricsSink } from "@rlvr/infra";
 export type { Row } from "@rlvr/rewards";

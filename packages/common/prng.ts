@@ -95,7 +95,9 @@ function words4(owner: string, state: readonly number[]): Words4 {
  * ```
  */
 export class Xoshiro128ss {
-  #s: Words4;
+  // Int32 words: V8 keeps them untagged (uint32 words above 2^31 would be stored as doubles in a
+  // plain array), which makes `next` several times faster with the same outputs.
+  #s: Int32Array;
 
   /**
    * A generator with the given state (four 32-bit integers, not all zero).
@@ -103,8 +105,8 @@ export class Xoshiro128ss {
    * @param state The state words (copied).
    */
   constructor(state: readonly number[]) {
-    this.#s = words4("Xoshiro128ss", state);
-    if ((this.#s[0] | this.#s[1] | this.#s[2] | this.#s[3]) === 0) {
+    this.#s = Int32Array.from(words4("Xoshiro128ss", state));
+    if ((this.#s[0]! | this.#s[1]! | this.#s[2]! | this.#s[3]!) === 0) {
       throw new RangeError("Xoshiro128ss: the state must not be all zero (the stream would be 0)");
     }
   }
@@ -124,16 +126,14 @@ export class Xoshiro128ss {
    */
   next(): number {
     const s = this.#s;
-    const x = Math.imul(s[1], 5);
+    const s0 = s[0]!, s1 = s[1]!;
+    const s2 = s[2]! ^ s0, s3 = s[3]! ^ s1;
+    const x = Math.imul(s1, 5);
     const result = Math.imul((x << 7) | (x >>> 25), 9) >>> 0;
-    const t = s[1] << 9;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = (s[3] << 11) | (s[3] >>> 21);
-    for (let i = 0; i < 4; i++) s[i] = s[i]! >>> 0;
+    s[0] = s0 ^ s3;
+    s[1] = s1 ^ s2;
+    s[2] = s2 ^ (s1 << 9);
+    s[3] = (s3 << 11) | (s3 >>> 21);
     return result;
   }
 
@@ -150,7 +150,7 @@ export class Xoshiro128ss {
    * ```
    */
   state(): Words4 {
-    return [this.#s[0], this.#s[1], this.#s[2], this.#s[3]];
+    return [this.#s[0]! >>> 0, this.#s[1]! >>> 0, this.#s[2]! >>> 0, this.#s[3]! >>> 0];
   }
 }
 

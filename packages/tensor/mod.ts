@@ -27,6 +27,7 @@ export * from "./tensor.ts";
 export * from "./creation.ts";
 export { manualSeed, Rng } from "./random.ts";
 export {
+  enableGrad,
   getBackend,
   isGradEnabled,
   keep,
@@ -37,9 +38,11 @@ export {
 } from "./runtime.ts";
 export type { Disposable } from "./runtime.ts";
 export { GradNode } from "./autograd.ts";
+export { checkpoint } from "./checkpoint.ts";
 export type { BackwardFn } from "./autograd.ts";
 export * from "./backend/types.ts";
 export * from "./backend/cpu/cpu_backend.ts";
+export * from "./backend/cpu/blas.ts";
 export * from "./ops/elementwise.ts";
 export { argmax, argmin, cumsum, max, mean, min, sum, variance } from "./ops/reduce.ts";
 export type { VarOptions } from "./ops/reduce.ts";

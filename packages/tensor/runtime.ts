@@ -124,6 +124,25 @@ export function noGrad<T>(fn: () => T): T {
   });
 }
 
+/**
+ * Runs `fn` with gradients recorded even inside {@link noGrad} or a backward pass, as
+ * `torch.enable_grad()` does (activation checkpointing recomputes a forward pass this way).
+ *
+ * @example Usage
+ * ```ts
+ * import { enableGrad, isGradEnabled, noGrad } from "@rlvr/tensor";
+ * import assert from "node:assert/strict";
+ * assert.equal(noGrad(() => enableGrad(() => isGradEnabled())), true);
+ * ```
+ */
+export function enableGrad<T>(fn: () => T): T {
+  const before = gradEnabled;
+  gradEnabled = true;
+  return settle(fn, () => {
+    gradEnabled = before;
+  });
+}
+
 /** Registers a new tensor with the innermost scope (internal). */
 export function track(t: Disposable): void {
   scopes[scopes.length - 1]?.add(t);

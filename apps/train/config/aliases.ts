@@ -488,6 +488,12 @@ export const ALIASES: readonly Alias[] = Object.freeze(
       "model.checkpoint",
       "same (a local HF checkpoint folder)",
     ),
+    same(
+      V,
+      "actor_rollout_ref.model.enable_gradient_checkpointing",
+      "trainer.activationCheckpointing",
+      "same (the policy's decoder layers)",
+    ),
     // ---- veRL: the actor's loss
     {
       framework: V,
@@ -826,6 +832,12 @@ export const ALIASES: readonly Alias[] = Object.freeze(
       constant_with_warmup: "constant",
     }, "same; constant_with_warmup is constant (which warms up here)"),
     same(T, "seed", "trainer.seed"),
+    same(
+      T,
+      "gradient_checkpointing",
+      "trainer.activationCheckpointing",
+      "same (the policy's decoder layers)",
+    ),
     same(T, "max_completion_length", "rollout.maxNewTokens", "same (tokens)"),
     same(T, "temperature", "rollout.sampler.temperature"),
     same(T, "top_p", "rollout.sampler.topP"),

@@ -81,6 +81,12 @@ const CASES: Record<string, Case[]> = {
   ],
   [`${R}.top_p`]: [{ set: [`${R}.top_p=0.9`], expect: { "rollout.sampler.topP": 0.9 } }],
   [`${R}.top_k`]: [{ set: [`${R}.top_k=-1`], expect: { "rollout.sampler.topK": -1 } }],
+  "actor_rollout_ref.model.enable_gradient_checkpointing": [
+    {
+      set: ["actor_rollout_ref.model.enable_gradient_checkpointing=true"],
+      expect: { "trainer.activationCheckpointing": true },
+    },
+  ],
   "actor_rollout_ref.model.path": [
     {
       set: ["actor_rollout_ref.model.path=models/qwen"],
@@ -407,6 +413,9 @@ const CASES: Record<string, Case[]> = {
     { set: ["lr_scheduler_type=cosine_with_min_lr"], refused: /use one of linear, cosine/ },
   ],
   "seed": [{ set: ["seed=3"], expect: { "trainer.seed": 3 } }],
+  "gradient_checkpointing": [
+    { set: ["gradient_checkpointing=true"], expect: { "trainer.activationCheckpointing": true } },
+  ],
   "max_completion_length": [
     { set: ["max_completion_length=256"], expect: { "rollout.maxNewTokens": 256 } },
   ],

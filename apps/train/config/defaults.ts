@@ -73,6 +73,8 @@ const DEFAULTS = {
     steps: 600,
     seed: 0,
     device: "auto",
+    blas: "auto",
+    activationCheckpointing: false,
     evalEvery: 50,
     evalProblems: 64,
     evalSamples: 8,

@@ -3,7 +3,8 @@
  * overrides and flag shortcuts (`--model`, `--data`, `--device`, `--seed`, `--steps`, `--out`),
  * with veRL/TRL keys translated in every layer (`aliases.ts`), then `--reward` flags appended to
  * the `rewards` list, validated; or, with `--resume <runDir>`, the run's own `config.yaml` with
- * only `trainer.steps` and `trainer.device` allowed to change.
+ * only `trainer.steps`, `trainer.device`, `trainer.blas` and `trainer.activationCheckpointing`
+ * allowed to change.
  *
  * Design decisions: the whole load is small file reads plus validation, so a bad config fails
  * in milliseconds, before any model, dataset or device is touched; a recipe named without
@@ -45,7 +46,12 @@ export const RECIPES_DIR: string = assetLocation(new URL("../recipes/", import.m
 export const DEFAULT_RECIPE = "grpo";
 
 /** Keys that may change when a run is resumed; anything else would change its metrics. */
-export const RESUME_MUTABLE: readonly string[] = Object.freeze(["trainer.steps", "trainer.device"]);
+export const RESUME_MUTABLE: readonly string[] = Object.freeze([
+  "trainer.steps",
+  "trainer.device",
+  "trainer.blas",
+  "trainer.activationCheckpointing",
+]);
 
 /** What {@link loadConfig} reads. Flag values are strings as typed (parsed as YAML). */
 export interface LoadOptions {
@@ -467,8 +473,8 @@ function checkResumeOverrides(options: LoadOptions): void {
       path: key,
       message:
         `cannot change when resuming (the resumed metrics would no longer match the run); only ${
-          RESUME_MUTABLE.join(" and ")
-        } can, or start a new run without --resume`,
+          RESUME_MUTABLE.slice(0, -1).join(", ")
+        } and ${RESUME_MUTABLE.at(-1)} can, or start a new run without --resume`,
       source,
     });
   }

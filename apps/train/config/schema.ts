@@ -27,7 +27,7 @@
 import { estimatorNames } from "@rlvr/advantage";
 import { isLoadedMethod, isMethodPath, methodKey } from "./methods.ts";
 import { aggregationNames, klEstimatorNames, policyLossNames } from "@rlvr/objectives";
-import { DEVICE_CHOICES } from "@rlvr/tensor";
+import { BLAS_CHOICES, DEVICE_CHOICES } from "@rlvr/tensor";
 import { z } from "zod";
 import { int } from "./_zod.ts";
 import { crossFieldProblems, registryProblems } from "./checks.ts";
@@ -369,6 +369,8 @@ const trainer = z.strictObject({
   steps: int().min(1),
   seed: int().min(0),
   device: z.enum(DEVICE_CHOICES as unknown as ["auto", "webgpu", "cpu"]),
+  blas: z.enum(BLAS_CHOICES as unknown as ["auto", "openblas", "wasm", "ts"]),
+  activationCheckpointing: z.boolean(),
   evalEvery: int().min(0),
   evalProblems: sized("trainer.evalProblems", 0),
   evalSamples: sized("trainer.evalSamples", 1),

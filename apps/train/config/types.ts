@@ -350,6 +350,18 @@ export interface Config {
     seed: number;
     /** `auto`, `cpu` or `webgpu`. */
     device: "auto" | "webgpu" | "cpu";
+    /**
+     * On the CPU, which native BLAS the matmuls take: `auto` (OpenBLAS for the backward pass's
+     * products when it loads), `openblas` (every product; decode then agrees with recomputation
+     * within rounding only), `wasm` or `ts` (none).
+     */
+    blas: "auto" | "openblas" | "wasm" | "ts";
+    /**
+     * Activation checkpointing of the policy's decoder layers while training: each keeps only
+     * its input for the backward pass and runs again there (about a third more compute, the
+     * activations of one tensor per layer instead of about ten).
+     */
+    activationCheckpointing: boolean;
     /** Evaluate every N steps (0 = off). */
     evalEvery: number;
     /** Held-out problems per evaluation. */

@@ -12,9 +12,12 @@
  * - **`trainer.device` alone decides**, not `RLVR_DEVICE`: the config is written to
  *   `config.yaml`, so what a run was asked to do is in the run directory; an environment variable
  *   would not be.
- * - **The CPU is the process's default CPU backend** when it is a plain f32 CPU backend, so a run
- *   on the CPU computes exactly what it computed before the device was selectable (the resume
- *   tests and the byte-identical default run rely on it).
+ * - **The CPU is the process's default CPU backend** when it is a plain f32 CPU backend made with
+ *   the same `trainer.blas`, so a run on the CPU computes exactly what it computed before the
+ *   device was selectable (the resume tests and the byte-identical default run rely on it).
+ * - **`trainer.blas`** (`auto`, `openblas`, `wasm`, `ts`) picks the CPU's native BLAS like
+ *   `trainer.device` picks the device: from the config, not from `RLVR_BLAS`; what each kind of
+ *   product ran (`cpuMatmul`: forward and gradient paths, the library) is in `device.json`.
  * - **`device.json` lists one entry per process** (the step it started from, the choice, the
  *   device, the reason, the adapter), because `--resume` may change `trainer.device`; it is
  *   rewritten atomically and is not part of the step records, so `metrics.jsonl` keeps its
@@ -26,7 +29,9 @@
 import { join } from "node:path";
 import {
   type Backend,
+  type BlasChoice,
   chooseDevice,
+  type CpuBackend,
   createCpuBackend,
   createWebGpuBackend,
   describeAdapter,
@@ -54,8 +59,22 @@ export interface TrainDevice {
   adapter: string | null;
   /** Whether that adapter is a software one (lavapipe, SwiftShader, WARP), or null. */
   softwareAdapter: boolean | null;
+  /** On the CPU, what its matmuls run (see {@link CpuMatmulRecord}); null on WebGPU. */
+  cpuMatmul: CpuMatmulRecord | null;
   /** Releases the backend when the run created one (a WebGPU device); a no-op for the CPU. */
   release(): void;
+}
+
+/** What a CPU run's matmuls ran. */
+export interface CpuMatmulRecord {
+  /** `trainer.blas`. */
+  blas: BlasChoice;
+  /** What forward products run (`wasm-relaxed`, `wasm-simd`, `ts` or `openblas`). */
+  forward: string;
+  /** What the backward pass's products run. */
+  gradient: string;
+  /** The native BLAS library, or null. */
+  library: string | null;
 }
 
 /**
@@ -81,6 +100,7 @@ function quietWaylandProbe(): void {
  * Selects the backend of `trainer.device` (see the module doc).
  *
  * @param choice `auto`, `webgpu` or `cpu`.
+ * @param blas `trainer.blas`: the CPU's native BLAS (default `auto`; ignored on WebGPU).
  * @returns The backend and the decision; call `release()` when the run is done.
  * @throws {RangeError} for an unknown choice; `Error` for `webgpu` without an adapter.
  *
@@ -95,7 +115,10 @@ function quietWaylandProbe(): void {
  * d.release();
  * ```
  */
-export async function selectTrainDevice(choice: DeviceChoice | string): Promise<TrainDevice> {
+export async function selectTrainDevice(
+  choice: DeviceChoice | string,
+  blas: BlasChoice = "auto",
+): Promise<TrainDevice> {
   const parsed = parseDeviceChoice(choice, "trainer.device");
   if (parsed !== "cpu") quietWaylandProbe();
   const adapter = parsed === "cpu"
@@ -118,7 +141,9 @@ export async function selectTrainDevice(choice: DeviceChoice | string): Promise<
   const software = adapter === null ? null : isSoftwareAdapter(adapter);
   if (decision.device === "cpu") {
     const current = getBackend();
-    const backend = current.name === "cpu" ? current : createCpuBackend();
+    const backend = current.name === "cpu" && (current as CpuBackend).blas === blas
+      ? current as CpuBackend
+      : createCpuBackend({ blas });
     return {
       backend,
       choice: parsed,
@@ -126,6 +151,12 @@ export async function selectTrainDevice(choice: DeviceChoice | string): Promise<
       reason,
       adapter: adapterName,
       softwareAdapter: software,
+      cpuMatmul: {
+        blas,
+        forward: backend.matmulPath,
+        gradient: backend.gradientMatmulPath,
+        library: backend.blasLibrary,
+      },
       release: () => {},
     };
   }
@@ -137,6 +168,7 @@ export async function selectTrainDevice(choice: DeviceChoice | string): Promise<
     reason: decision.reason,
     adapter: adapterName,
     softwareAdapter: software,
+    cpuMatmul: null,
     release: () => gpu.destroy(),
   };
 }
@@ -156,6 +188,24 @@ export function deviceLine(d: Pick<TrainDevice, "device" | "choice" | "reason">)
   return `device: ${d.device} (trainer.device ${d.choice}: ${d.reason})`;
 }
 
+/**
+ * The run header's CPU matmul line (null on WebGPU): what forward and gradient products run.
+ *
+ * @example Usage
+ * ```ts
+ * import { cpuMatmulLine, selectTrainDevice } from "./device.ts";
+ * import assert from "node:assert/strict";
+ * const d = await selectTrainDevice("cpu", "wasm");
+ * assert.match(cpuMatmulLine(d)!, /^cpu matmul \(trainer\.blas wasm\): forward wasm-\w+, gradients wasm-\w+$/);
+ * ```
+ */
+export function cpuMatmulLine(d: Pick<TrainDevice, "cpuMatmul">): string | null {
+  const m = d.cpuMatmul;
+  if (m === null) return null;
+  return `cpu matmul (trainer.blas ${m.blas}): forward ${m.forward}, gradients ${m.gradient}` +
+    (m.library === null ? "" : ` (${m.library})`);
+}
+
 /** One entry of `device.json`. */
 export interface DeviceRecord {
   /** Steps completed when the process started (0 for a new run, N when resumed from step N). */
@@ -170,6 +220,8 @@ export interface DeviceRecord {
   adapter: string | null;
   /** Whether it is a software adapter, or null. */
   softwareAdapter: boolean | null;
+  /** On the CPU, what its matmuls ran; null on WebGPU (absent in runs made before it was recorded). */
+  cpuMatmul?: CpuMatmulRecord | null;
 }
 
 /**
@@ -200,6 +252,7 @@ export async function recordDevice(
     reason: d.reason,
     adapter: d.adapter,
     softwareAdapter: d.softwareAdapter,
+    cpuMatmul: d.cpuMatmul,
   });
   await writeFileAtomic(
     join(runDir, DEVICE_FILE),

@@ -104,6 +104,7 @@ export async function loadLearner(
   if (config.model.valueHead) {
     attachValueHead(model, headWeights !== undefined ? { weights: headWeights } : { seed: t.seed });
   }
+  model.activationCheckpointing = t.activationCheckpointing;
   const optimizer = new AdamW(model.parameters(), {
     lr: config.optimizer.lr,
     betas: config.optimizer.betas,

@@ -97,10 +97,14 @@ async function handle(req: WorkerRequest): Promise<unknown> {
   if (req.type === "init") {
     const config = req.config;
     const { task, env, rewards } = await jobTask(config);
-    const device = await selectTrainDevice(config.trainer.device);
+    const device = await selectTrainDevice(config.trainer.device, config.trainer.blas);
     // On the CPU several rollout workers and the trainer share the cores: one matmul thread
     // each (the thread count never changes a result bit, see @rlvr/tensor's CPU backend).
-    setBackend(device.device === "cpu" ? createCpuBackend({ threads: 1 }) : device.backend);
+    setBackend(
+      device.device === "cpu"
+        ? createCpuBackend({ threads: 1, blas: config.trainer.blas })
+        : device.backend,
+    );
     const p = await loadPolicy(config.model.checkpoint);
     state = {
       config,

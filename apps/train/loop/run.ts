@@ -70,6 +70,7 @@ import { RunDir } from "../run/run_dir.ts";
 import { trackerOptions } from "../run/trackers.ts";
 import type { MetricsSink } from "@rlvr/infra";
 import {
+  cpuMatmulLine,
   deviceLine,
   type DeviceRecord,
   recordDevice,
@@ -248,7 +249,7 @@ export async function runTraining(
   let created = false;
   try {
     try {
-      device = await selectTrainDevice(t.device);
+      device = await selectTrainDevice(t.device, t.blas);
       setBackend(device.backend);
       // The model first: a new run's directory is created only once it has loaded and the run
       // is known to fit it, so a failure here leaves nothing behind.
@@ -268,6 +269,8 @@ export async function runTraining(
       }
       log(`run directory: ${run.path}`);
       log(deviceLine(device));
+      const matmulLine = cpuMatmulLine(device);
+      if (matmulLine !== null) log(matmulLine);
       await recordDevice(run.path, device, checkpoint?.step ?? 0);
       result = await trainOnDevice(config, job, run, learner, checkpoint?.path ?? null, device, {
         ...options,

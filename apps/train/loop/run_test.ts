@@ -79,6 +79,41 @@ Deno.test("runTraining: stopping after step 2 and resuming gives the metrics, ev
   }
 });
 
+Deno.test("runTraining: trainer.activationCheckpointing gives the same metrics and weights, bit for bit (untied demo model)", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const run = async (ckpt: boolean) =>
+      await runTraining(
+        await loadConfig({
+          out: root,
+          steps: "2",
+          seed: "3",
+          set: [
+            ...SMALL,
+            `trainer.activationCheckpointing=${ckpt}`,
+            `output.name=ckpt-${ckpt}`,
+          ],
+        }),
+        quiet,
+      );
+    const plain = await run(false);
+    const ckpt = await run(true);
+    for (const file of ["metrics.jsonl", "eval.jsonl"]) {
+      assert.deepEqual(
+        withoutTiming(await records(ckpt.dir, file)),
+        withoutTiming(await records(plain.dir, file)),
+        file,
+      );
+    }
+    assert.deepEqual(
+      await Deno.readFile(join(ckpt.dir, "checkpoints", "step-2", "model.safetensors")),
+      await Deno.readFile(join(plain.dir, "checkpoints", "step-2", "model.safetensors")),
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
 Deno.test("runTraining: with β = 0 no KL is reported; a checkpoint holds model, optimizer, RNG, data and tokenizer", async () => {
   const root = await Deno.makeTempDir();
   try {

@@ -68,6 +68,33 @@ export const BENCH_CONFIG: ModelConfig = modelConfig({
   tieWordEmbeddings: false,
 });
 
+/**
+ * The Qwen2.5-0.5B shape (hidden 896, 24 layers, 14 heads / 2 KV heads, intermediate 4864,
+ * vocab 151936, tied embeddings; 494M parameters). Weights are random in the bench.
+ *
+ * @example Usage
+ * ```ts
+ * import { QWEN25_05B } from "./policy_bench.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(QWEN25_05B.numLayers, 24);
+ * assert.equal(QWEN25_05B.headDim, 64);
+ * ```
+ */
+export const QWEN25_05B: ModelConfig = modelConfig({
+  modelType: "qwen2",
+  vocabSize: 151936,
+  hiddenSize: 896,
+  intermediateSize: 4864,
+  numLayers: 24,
+  numHeads: 14,
+  numKvHeads: 2,
+  rmsNormEps: 1e-6,
+  ropeTheta: 1e6,
+  maxPositions: 32768,
+  tieWordEmbeddings: true,
+  qkvBias: true,
+});
+
 /** Sizes of one bench run. */
 export interface PolicyBenchPlan {
   /** Generation batch sizes. */

@@ -124,6 +124,12 @@ export interface KernelParams {
     transB: boolean;
     aBatchStride: number;
     bBatchStride: number;
+    /**
+     * A product of `matmul`'s backward pass: its bits feed only the optimizer, never another
+     * product they must equal, so a backend may run it on a kernel whose rounding depends on
+     * `m` (the CPU backend's native BLAS). Default false.
+     */
+    gradient?: boolean;
   };
   /** `[x] -> [y]`: row-wise softmax (or log-softmax when `log`) of `[rows, cols]`. */
   softmax: { rows: number; cols: number; log: boolean };

@@ -39,6 +39,11 @@ export interface MatmulOptions {
  * ```
  */
 export function matmul(a: Tensor, b: Tensor, options: MatmulOptions = {}): Tensor {
+  return product(a, b, options, false);
+}
+
+// `gradient` marks the backward pass's products (see `KernelParams.matmul.gradient`).
+function product(a: Tensor, b: Tensor, options: MatmulOptions, gradient: boolean): Tensor {
   requireFloat("matmul", a, "a");
   requireFloat("matmul", b, "b");
   backendOf("matmul", a, b);
@@ -92,6 +97,7 @@ export function matmul(a: Tensor, b: Tensor, options: MatmulOptions = {}): Tenso
     transB: transB && b.ndim > 1,
     aBatchStride: aStride,
     bBatchStride: bStride,
+    ...(gradient ? { gradient } : {}),
   });
   for (const t of [A, B, a2, b2]) if (t !== a && t !== b && !t.isDisposed) t.dispose();
   const finalShape = [...batchShape, ...(a.ndim === 1 ? [] : [m]), ...(b.ndim === 1 ? [] : [n])];
@@ -106,11 +112,15 @@ export function matmul(a: Tensor, b: Tensor, options: MatmulOptions = {}): Tenso
     let da: Tensor | null = null;
     let db: Tensor | null = null;
     if (a.requiresGrad) {
-      const d = tA ? matmul(B2, G, { transA: tB, transB: true }) : matmul(G, B2, { transB: !tB });
+      const d = tA
+        ? product(B2, G, { transA: tB, transB: true }, true)
+        : product(G, B2, { transB: !tB }, true);
       da = unbroadcast(d, A2.shape).reshape(...a.shape);
     }
     if (b.requiresGrad) {
-      const d = tB ? matmul(G, A2, { transA: true, transB: tA }) : matmul(A2, G, { transA: !tA });
+      const d = tB
+        ? product(G, A2, { transA: true, transB: tA }, true)
+        : product(A2, G, { transA: !tA }, true);
       db = unbroadcast(d, B2.shape).reshape(...b.shape);
     }
     return [da, db];

@@ -13,6 +13,11 @@
  * `threads` (env `RLVR_CPU_THREADS`, default the core count) without changing a bit. The
  * TypeScript kernel stays the oracle: `kernels: "ts"` or env `RLVR_CPU_KERNELS=ts` selects it.
  *
+ * A native BLAS (`./blas.ts`: OpenBLAS through FFI, when the library and the `ffi` permission
+ * are there) takes the backward pass's products by default, whose bits need not be independent
+ * of `m`; `blas: "openblas"` (env `RLVR_BLAS=openblas`) sends it every f32 product, trading the
+ * bit-exact decode for speed.
+ *
  * @module
  */
 
@@ -26,6 +31,7 @@ import type {
   MemoryInfo,
 } from "../types.ts";
 import { CPU_KERNELS } from "./kernels.ts";
+import { BLAS_CHOICES, type BlasChoice, blasMatmul, loadNativeBlas } from "./blas.ts";
 import {
   type CpuKernelsChoice,
   type CpuMatmul,
@@ -48,16 +54,33 @@ export interface CpuBackendOptions {
   /**
    * Threads a large wasm matmul is split over (this one plus workers; the result is the same bit
    * for bit). Default: env `RLVR_CPU_THREADS`, else `navigator.hardwareConcurrency` (at most 16).
+   * The native BLAS's threads are process-wide, set once when it loads (`./blas.ts`).
    */
   threads?: number;
+  /**
+   * The native BLAS (see the module doc): `"auto"` (gradient products through OpenBLAS when it
+   * loads), `"openblas"` (every f32 product; throws when it cannot load), `"wasm"` (none) or
+   * `"ts"` (none, and the TypeScript matmul like `kernels: "ts"`). Default: env `RLVR_BLAS`,
+   * else `"auto"`. With `precision: "f64"` no product takes the BLAS.
+   */
+  blas?: BlasChoice;
 }
 
 /** A CPU backend, with the matmul path it chose. */
 export interface CpuBackend extends Backend {
-  /** `"ts"`, `"wasm-relaxed"` or `"wasm-simd"` (what f32 matmuls of `n·k >= 1024` run). */
+  /**
+   * What f32 matmuls of `n·k >= 1024` run: `"ts"`, `"wasm-relaxed"`, `"wasm-simd"` or
+   * `"openblas"`.
+   */
   readonly matmulPath: CpuMatmulPath;
+  /** What the backward pass's products run (`"openblas"` under `blas: "auto"` when it loads). */
+  readonly gradientMatmulPath: CpuMatmulPath;
   /** Threads a large wasm matmul is split over (1 on the TypeScript path, or without workers). */
   readonly matmulThreads: number;
+  /** The native BLAS library in use (its name or path), or null. */
+  readonly blasLibrary: string | null;
+  /** The `blas` choice it was created with (after env `RLVR_BLAS`). */
+  readonly blas: BlasChoice;
 }
 
 function env(variable: string): string | undefined {
@@ -78,19 +101,34 @@ class CpuBuffer implements BufferHandle {
   ) {}
 }
 
+/** The matmul of a CPU backend: the wasm/TypeScript choice, possibly wrapped by the BLAS. */
+interface ChosenMatmul {
+  path: CpuMatmulPath;
+  gradientPath: CpuMatmulPath;
+  threads: number;
+  library: string | null;
+  kernel: CpuMatmul["kernel"];
+}
+
 class CpuBackendImpl implements CpuBackend {
   readonly name: string;
   readonly matmulPath: CpuMatmulPath;
+  readonly gradientMatmulPath: CpuMatmulPath;
   readonly matmulThreads: number;
+  readonly blasLibrary: string | null;
+  readonly blas: BlasChoice;
   readonly #matmul: CpuMatmul["kernel"];
   #live = 0;
   #liveBytes = 0;
   readonly #precision: "f32" | "f64";
 
-  constructor(precision: "f32" | "f64", matmul: CpuMatmul) {
+  constructor(precision: "f32" | "f64", matmul: ChosenMatmul, blas: BlasChoice) {
     this.#precision = precision;
+    this.blas = blas;
     this.matmulPath = matmul.path;
+    this.gradientMatmulPath = matmul.gradientPath;
     this.matmulThreads = matmul.threads;
+    this.blasLibrary = matmul.library;
     this.#matmul = matmul.kernel;
     this.name = precision === "f64" ? "cpu-f64" : "cpu";
   }
@@ -207,8 +245,60 @@ export function createCpuBackend(options: CpuBackendOptions = {}): CpuBackend {
       }`,
     );
   }
+  const blas = options.blas ?? env("RLVR_BLAS") ?? "auto";
+  const blasFrom = options.blas === undefined ? "env RLVR_BLAS" : "blas";
+  if (!(BLAS_CHOICES as readonly string[]).includes(blas)) {
+    throw new RangeError(
+      `createCpuBackend: ${blasFrom} must be one of ${BLAS_CHOICES.join(", ")}, got ${
+        JSON.stringify(blas)
+      }`,
+    );
+  }
+  if (raw === "ts" && (blas === "openblas" || blas === "wasm")) {
+    throw new RangeError(
+      `createCpuBackend: ${
+        options.kernels === undefined ? "env RLVR_CPU_KERNELS" : "kernels"
+      } "ts" ` +
+        `contradicts ${blasFrom} ${JSON.stringify(blas)}; drop one of them`,
+    );
+  }
+  const kernels = precision === "f64" || blas === "ts" ? "ts" : blas === "wasm" ? "wasm" : raw;
+  const base = createCpuMatmul(kernels, undefined, threads);
   return new CpuBackendImpl(
     precision,
-    createCpuMatmul(precision === "f64" ? "ts" : raw, undefined, threads),
+    withBlas(base, precision, blas as BlasChoice, raw === "ts"),
+    blas as BlasChoice,
   );
+}
+
+/** Wraps `base` with the native BLAS where `blas` asks for it and it loads. */
+function withBlas(
+  base: CpuMatmul,
+  precision: "f32" | "f64",
+  blas: BlasChoice,
+  oracle: boolean,
+): ChosenMatmul {
+  const plain: ChosenMatmul = { ...base, gradientPath: base.path, library: null };
+  // f64 storage is for gradient checks, and kernels "ts" asked for the oracle everywhere.
+  if (precision === "f64" || blas === "ts" || blas === "wasm" || oracle) return plain;
+  const { lib, error } = loadNativeBlas();
+  if (lib === null) {
+    if (blas === "openblas") {
+      throw new Error(
+        `createCpuBackend: blas "openblas" could not load a BLAS (${error}); install ` +
+          `OpenBLAS (Debian/Ubuntu: apt install libopenblas0-pthread; macOS: brew install ` +
+          `openblas), point env RLVR_BLAS_LIB at a library with cblas_sgemm, grant --allow-ffi, ` +
+          `or use blas "auto" or "wasm"`,
+      );
+    }
+    return plain;
+  }
+  const all = blas === "openblas";
+  return {
+    path: all ? "openblas" : base.path,
+    gradientPath: "openblas",
+    threads: base.threads,
+    library: lib.library,
+    kernel: blasMatmul(lib, base.kernel, all ? () => true : (p) => p.gradient === true),
+  };
 }

@@ -533,8 +533,11 @@ export class WasmMatmul {
   }
 }
 
-/** Which matmul kernel a CPU backend runs: the TypeScript loops, or a WebAssembly binary. */
-export type CpuMatmulPath = "ts" | "wasm-relaxed" | "wasm-simd";
+/**
+ * Which matmul kernel a CPU backend runs: the TypeScript loops, a WebAssembly binary, or the
+ * native BLAS (`../cpu/blas.ts`; never chosen by {@link createCpuMatmul} itself).
+ */
+export type CpuMatmulPath = "ts" | "wasm-relaxed" | "wasm-simd" | "openblas";
 
 /** How a CPU backend chooses its matmul: `auto` (wasm where SIMD exists), `ts` or `wasm`. */
 export type CpuKernelsChoice = "auto" | "ts" | "wasm";
