@@ -360,7 +360,9 @@ async function main(argv: string[]): Promise<number> {
   const blasList = values.blas.split(",").map((x) => x.trim()).filter((x) => x !== "");
   for (const b of blasList) {
     if (!(BLAS_CHOICES as readonly string[]).includes(b)) {
-      console.error(`--blas: unknown choice "${b}"; use a comma-separated list of ${BLAS_CHOICES}`);
+      console.error(
+        `--blas: unknown choice "${b}"; use a comma-separated list of ${BLAS_CHOICES.join(", ")}`,
+      );
       return 2;
     }
   }

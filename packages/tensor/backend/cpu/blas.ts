@@ -60,8 +60,15 @@ export const BLAS_CHOICES: readonly BlasChoice[] = Object.freeze([
 
 /**
  * Tuning of the BLAS path (mutable, for the bench): products of fewer than `minMacs`
- * multiply-adds (`batch·m·n·k`) take the fallback kernel, where the library's call and thread
- * hand-off cost more than its faster inner loop saves.
+ * multiply-adds (`batch·m·n·k`) or fewer than `minRows` rows (`m`) take the fallback kernel,
+ * where the library's call, its packing of `b` and its thread hand-off cost more than its faster
+ * inner loop saves. Measured on the 2-core AMD EPYC VM
+ * (`deno task bench --backend cpu`, OpenBLAS 0.3.21, 2 threads): at 64³ (2^18 multiply-adds)
+ * OpenBLAS ran 18.7 GFLOP/s against the WebAssembly kernel's 7.6 (10.5 on one thread), at 1024³
+ * 120.7 against 29.4; the bound sits at 2^18, where it was still faster. By rows, at the
+ * Qwen2.5-0.5B shapes (`x·Wᵀ`, W 4864×896, 896×4864 and 151936×896): OpenBLAS took 10.0 / 10.2 /
+ * 277 ms at m = 4 against the WebAssembly kernel's 6.4 / 6.8 / 209, about even at m = 8, and
+ * 9.4 / 9.3 / 267 against 14.9 / 13.5 / 432 at m = 16: decode steps of small batches stay off it.
  *
  * @example Usage
  * ```ts
@@ -70,7 +77,7 @@ export const BLAS_CHOICES: readonly BlasChoice[] = Object.freeze([
  * assert.ok(BLAS_TUNING.minMacs > 0);
  * ```
  */
-export const BLAS_TUNING = { minMacs: 1 << 20 };
+export const BLAS_TUNING = { minMacs: 1 << 18, minRows: 16 };
 
 /**
  * Library names tried in order when env `RLVR_BLAS_LIB` is unset.
@@ -259,7 +266,7 @@ function allFinite(x: Float32Array, start: number, length: number): boolean {
 
 /**
  * A `matmul` kernel that runs the products `useBlas(p)` picks (of at least
- * {@link BLAS_TUNING}`.minMacs` multiply-adds) through `lib` and every other one through
+ * {@link BLAS_TUNING}`.minMacs` multiply-adds and `.minRows` rows) through `lib` and every other one through
  * `fallback`. A batch whose `op(b)` holds an infinity or NaN, and non-f32 operands, go
  * to the TypeScript oracle instead of the BLAS (see the module doc).
  *
@@ -291,7 +298,8 @@ export function blasMatmul(
   return (inputs, outputs, p) => {
     const [a, b] = inputs, [c] = outputs;
     if (
-      !useBlas(p) || p.batch * p.m * p.n * p.k < BLAS_TUNING.minMacs ||
+      !useBlas(p) || p.m < BLAS_TUNING.minRows ||
+      p.batch * p.m * p.n * p.k < BLAS_TUNING.minMacs ||
       !(a instanceof Float32Array) || !(b instanceof Float32Array) || !(c instanceof Float32Array)
     ) {
       fallback(inputs, outputs, p);

@@ -20,12 +20,12 @@ type Params = KernelParams["matmul"];
 
 /** Runs `fn` with every product, however small, allowed on the BLAS. */
 async function everyProduct(fn: () => void | Promise<void>): Promise<void> {
-  const before = BLAS_TUNING.minMacs;
-  BLAS_TUNING.minMacs = 0;
+  const before = { ...BLAS_TUNING };
+  Object.assign(BLAS_TUNING, { minMacs: 0, minRows: 0 });
   try {
     await fn();
   } finally {
-    BLAS_TUNING.minMacs = before;
+    Object.assign(BLAS_TUNING, before);
   }
 }
 
