@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { createCpuBackend } from "@rlvr/tensor";
+import { createCpuBackend, loadNativeBlas } from "@rlvr/tensor";
 import {
   type BackendReport,
   bandwidthBytes,
@@ -205,11 +205,12 @@ Deno.test("bench on the CPU backend: table on stdout, the same numbers in JSON",
   assert.equal(r.machine.cores, navigator.hardwareConcurrency);
   assert.equal(r.machine.deno, Deno.version.deno);
   // Matmul on the backend's own kernel (wasm where the engine has SIMD, on every core), then on
-  // one thread, then on the TypeScript oracle for comparison.
+  // one thread, then on the native BLAS where it loads, then on the TypeScript oracle.
   const cpu = createCpuBackend();
   const path = cpu.matmulPath === "ts" ? "ts" : `${cpu.matmulPath} ${cpu.matmulThreads}T`;
   const more = [
     ...(cpu.matmulThreads > 1 ? [`${cpu.matmulPath} 1T`] : []),
+    ...(cpu.matmulPath === "openblas" || loadNativeBlas().lib === null ? [] : ["openblas"]),
     ...(cpu.matmulPath === "ts" ? [] : ["ts"]),
   ];
   assert.deepEqual(
