@@ -31,7 +31,8 @@
  */
 
 import type { HostArray, KernelParams } from "../types.ts";
-import { matmul as matmulTs } from "./matmul.ts";
+import { allFinite, matmul as matmulTs } from "./matmul.ts";
+import { envVar } from "./env.ts";
 import { defaultMatmulThreads } from "../wasm/matmul_wasm.ts";
 
 /**
@@ -158,15 +159,6 @@ export interface NativeBlas {
 
 let cached: { lib: NativeBlas | null; error: string } | undefined;
 
-function envVar(name: string): string | undefined {
-  try {
-    const state = Deno.permissions.querySync({ name: "env", variable: name }).state;
-    return state === "granted" ? Deno.env.get(name) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Opens the native BLAS once per process (later calls return the same result): env
  * `RLVR_BLAS_LIB`, else each of {@link OPENBLAS_NAMES}.
@@ -247,21 +239,12 @@ function runSgemm(
   const ldb = transB ? k : n;
   const ta = transA ? TRANS : NO_TRANS;
   const tb = transB ? TRANS : NO_TRANS;
-  const whole = batch === 1 || (aBatchStride === 0 && bBatchStride === 0);
   for (let bt = 0; bt < batch; bt++) {
-    const a = whole && bt === 0 ? A : A.subarray(bt * aBatchStride);
-    const b = whole && bt === 0 ? B : B.subarray(bt * bBatchStride);
+    const a = bt === 0 ? A : A.subarray(bt * aBatchStride);
+    const b = bt === 0 ? B : B.subarray(bt * bBatchStride);
     const c = bt === 0 ? C : C.subarray(bt * m * n);
     sgemm(ROW_MAJOR, ta, tb, m, n, k, 1, a, lda, b, ldb, 0, c, n);
   }
-}
-
-function allFinite(x: Float32Array, start: number, length: number): boolean {
-  for (let i = start, end = start + length; i < end; i++) {
-    const v = x[i]!;
-    if (v - v !== 0) return false; // NaN and ±∞ give NaN
-  }
-  return true;
 }
 
 /**
@@ -305,13 +288,10 @@ export function blasMatmul(
       fallback(inputs, outputs, p);
       return;
     }
-    const bSize = p.k * p.n;
-    if (p.bBatchStride === 0 || p.batch === 1) {
-      if (!allFinite(b, 0, bSize)) return matmulTs(inputs, outputs, p);
-    } else {
-      for (let bt = 0; bt < p.batch; bt++) {
-        if (!allFinite(b, bt * p.bBatchStride, bSize)) return matmulTs(inputs, outputs, p);
-      }
+    // A broadcast b (stride 0) is one matrix: scan it once.
+    const distinct = p.bBatchStride === 0 ? 1 : p.batch;
+    for (let bt = 0; bt < distinct; bt++) {
+      if (!allFinite(b, bt * p.bBatchStride, p.k * p.n)) return matmulTs(inputs, outputs, p);
     }
     lib.sgemm(a, b, c, p);
   };

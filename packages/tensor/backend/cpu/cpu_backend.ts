@@ -31,6 +31,7 @@ import type {
   MemoryInfo,
 } from "../types.ts";
 import { CPU_KERNELS } from "./kernels.ts";
+import { envVar } from "./env.ts";
 import { BLAS_CHOICES, type BlasChoice, blasMatmul, loadNativeBlas } from "./blas.ts";
 import {
   type CpuKernelsChoice,
@@ -81,15 +82,6 @@ export interface CpuBackend extends Backend {
   readonly blasLibrary: string | null;
   /** The `blas` choice it was created with (after env `RLVR_BLAS`). */
   readonly blas: BlasChoice;
-}
-
-function env(variable: string): string | undefined {
-  try {
-    const state = Deno.permissions.querySync({ name: "env", variable }).state;
-    return state === "granted" ? Deno.env.get(variable) : undefined;
-  } catch {
-    return undefined; // not Deno, or no permission API: treat as unset
-  }
 }
 
 class CpuBuffer implements BufferHandle {
@@ -228,14 +220,14 @@ export function createCpuBackend(options: CpuBackendOptions = {}): CpuBackend {
       `createCpuBackend: precision must be "f32" or "f64", got ${JSON.stringify(precision)}`,
     );
   }
-  const raw = options.kernels ?? env("RLVR_CPU_KERNELS") ?? "auto";
+  const raw = options.kernels ?? envVar("RLVR_CPU_KERNELS") ?? "auto";
   if (raw !== "auto" && raw !== "ts" && raw !== "wasm") {
     const from = options.kernels === undefined ? "env RLVR_CPU_KERNELS" : "kernels";
     throw new RangeError(
       `createCpuBackend: ${from} must be "auto", "ts" or "wasm", got ${JSON.stringify(raw)}`,
     );
   }
-  const envThreads = options.threads === undefined ? env("RLVR_CPU_THREADS") : undefined;
+  const envThreads = options.threads === undefined ? envVar("RLVR_CPU_THREADS") : undefined;
   const threads = options.threads ?? (envThreads === undefined ? undefined : Number(envThreads));
   if (threads !== undefined && !(Number.isInteger(threads) && threads >= 1)) {
     const from = options.threads === undefined ? "env RLVR_CPU_THREADS" : "threads";
@@ -245,7 +237,7 @@ export function createCpuBackend(options: CpuBackendOptions = {}): CpuBackend {
       }`,
     );
   }
-  const blas = options.blas ?? env("RLVR_BLAS") ?? "auto";
+  const blas = options.blas ?? envVar("RLVR_BLAS") ?? "auto";
   const blasFrom = options.blas === undefined ? "env RLVR_BLAS" : "blas";
   if (!(BLAS_CHOICES as readonly string[]).includes(blas)) {
     throw new RangeError(

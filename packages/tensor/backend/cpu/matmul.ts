@@ -115,7 +115,24 @@ export function matmul([a, b]: HostArray[], [c]: HostArray[], p: KernelParams["m
   }
 }
 
-function allFinite(x: HostArray, start: number, length: number): boolean {
+/**
+ * Whether `x[start, start + length)` holds no infinity or NaN: the test that lets a fast kernel
+ * skip the oracle's zero check (see the module doc).
+ *
+ * @param x The array.
+ * @param start First index.
+ * @param length How many elements.
+ * @returns True when every one is finite.
+ *
+ * @example Usage
+ * ```ts
+ * import { allFinite } from "./matmul.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(allFinite(new Float32Array([1, Infinity, 2]), 0, 1), true);
+ * assert.equal(allFinite(new Float32Array([1, Infinity, 2]), 0, 2), false);
+ * ```
+ */
+export function allFinite(x: HostArray, start: number, length: number): boolean {
   for (let i = start; i < start + length; i++) {
     const v = x[i]!;
     if (v - v !== 0) return false; // NaN and ±∞ give NaN
