@@ -118,7 +118,8 @@ export function dapoOverlongPenalty(length: number, limits: OverlongLimits): num
   const start = maxLength - cacheLength;
   if (n <= start) return 0;
   if (n > maxLength) return -1;
-  return (start - n) / cacheLength;
+  // A tiny cacheLength makes maxLength − cacheLength round, so the ratio can leave [−1, 0] by an ulp.
+  return Math.max(-1, (start - n) / cacheLength);
 }
 
 /** Options of {@link dapoOverlongReward}. */
