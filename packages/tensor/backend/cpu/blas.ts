@@ -33,7 +33,7 @@
 import type { HostArray, KernelParams } from "../types.ts";
 import { allFinite, matmul as matmulTs } from "./matmul.ts";
 import { envVar } from "./env.ts";
-import { defaultMatmulThreads } from "../wasm/matmul_wasm.ts";
+import { defaultMatmulThreads, type MatmulKernel } from "../wasm/matmul_wasm.ts";
 
 /**
  * Which kernels f32 products take: `"auto"` (OpenBLAS for gradient products when it loads, the
@@ -275,17 +275,17 @@ function runSgemm(
  */
 export function blasMatmul(
   lib: NativeBlas,
-  fallback: (inputs: HostArray[], outputs: HostArray[], p: KernelParams["matmul"]) => void,
+  fallback: MatmulKernel,
   useBlas: (p: KernelParams["matmul"]) => boolean,
-): (inputs: HostArray[], outputs: HostArray[], p: KernelParams["matmul"]) => void {
-  return (inputs, outputs, p) => {
+): MatmulKernel {
+  return (inputs, outputs, p, bKey) => {
     const [a, b] = inputs, [c] = outputs;
     if (
       !useBlas(p) || p.m < BLAS_TUNING.minRows ||
       p.batch * p.m * p.n * p.k < BLAS_TUNING.minMacs ||
       !(a instanceof Float32Array) || !(b instanceof Float32Array) || !(c instanceof Float32Array)
     ) {
-      fallback(inputs, outputs, p);
+      fallback(inputs, outputs, p, bKey);
       return;
     }
     // A broadcast b (stride 0) is one matrix: scan it once.

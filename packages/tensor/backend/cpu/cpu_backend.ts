@@ -31,6 +31,7 @@ import type {
   MemoryInfo,
 } from "../types.ts";
 import { CPU_KERNELS } from "./kernels.ts";
+import { attentionBackwardViaMatmul, attentionViaMatmul } from "./attention_matmul.ts";
 import { envVar } from "./env.ts";
 import { BLAS_CHOICES, type BlasChoice, blasMatmul, loadNativeBlas } from "./blas.ts";
 import {
@@ -85,12 +86,20 @@ export interface CpuBackend extends Backend {
 }
 
 class CpuBuffer implements BufferHandle {
+  /** Writes so far (host writes and kernel outputs): the wasm matmul's resident-weight key. */
+  version = 0;
   constructor(
     readonly size: number,
     readonly dtype: DType,
     public data: HostArray | null,
     readonly owner: object,
   ) {}
+}
+
+/** Kernels that replace the oracle's where the wasm matmul runs. */
+interface FastKernels {
+  attention?: (i: HostArray[], o: HostArray[], p: KernelParams["attention"]) => void;
+  attention_backward?: (i: HostArray[], o: HostArray[], p: KernelParams["attention"]) => void;
 }
 
 /** The matmul of a CPU backend: the wasm/TypeScript choice, possibly wrapped by the BLAS. */
@@ -100,6 +109,8 @@ interface ChosenMatmul {
   threads: number;
   library: string | null;
   kernel: CpuMatmul["kernel"];
+  release: CpuMatmul["release"];
+  direct: CpuMatmul["direct"];
 }
 
 class CpuBackendImpl implements CpuBackend {
@@ -110,6 +121,8 @@ class CpuBackendImpl implements CpuBackend {
   readonly blasLibrary: string | null;
   readonly blas: BlasChoice;
   readonly #matmul: CpuMatmul["kernel"];
+  readonly #release: CpuMatmul["release"];
+  readonly #fast: FastKernels;
   #live = 0;
   #liveBytes = 0;
   readonly #precision: "f32" | "f64";
@@ -122,6 +135,13 @@ class CpuBackendImpl implements CpuBackend {
     this.matmulThreads = matmul.threads;
     this.blasLibrary = matmul.library;
     this.#matmul = matmul.kernel;
+    this.#release = matmul.release;
+    // Attention through the wasm matmul (attention_matmul.ts); the oracle's loops otherwise.
+    const direct = precision === "f32" ? matmul.direct : null;
+    this.#fast = direct === null ? {} : {
+      attention: attentionViaMatmul(direct),
+      attention_backward: attentionBackwardViaMatmul(matmul.kernel),
+    };
     this.name = precision === "f64" ? "cpu-f64" : "cpu";
   }
 
@@ -146,6 +166,7 @@ class CpuBackendImpl implements CpuBackend {
     this.#live--;
     this.#liveBytes -= b.size * bytesPerElement(b.dtype);
     b.data = null;
+    this.#release(b);
   }
 
   write(buffer: BufferHandle, data: ArrayLike<number>): void {
@@ -156,6 +177,7 @@ class CpuBackendImpl implements CpuBackend {
       );
     }
     dst.set(data);
+    (buffer as CpuBuffer).version++;
   }
 
   read(buffer: BufferHandle): Promise<HostArray> {
@@ -168,14 +190,25 @@ class CpuBackendImpl implements CpuBackend {
     outputs: readonly BufferHandle[],
     params: KernelParams[K],
   ): void {
-    const fn = (kernel === "matmul" ? this.#matmul : CPU_KERNELS[kernel]) as (
-      i: HostArray[],
-      o: HostArray[],
-      p: KernelParams[K],
-    ) => void;
-    fn(
-      inputs.map((b) => this.#data(b, kernel)),
-      outputs.map((b) => this.#data(b, kernel)),
+    const ins = inputs.map((b) => this.#data(b, kernel));
+    const outs = outputs.map((b) => this.#data(b, kernel));
+    // Every output counts as written before the kernel runs, so a kernel that throws halfway
+    // still leaves a version no resident copy was packed from.
+    for (const b of outputs) (b as CpuBuffer).version++;
+    const fast = this.#fast[kernel as keyof FastKernels];
+    if (fast !== undefined) {
+      (fast as (i: HostArray[], o: HostArray[], p: KernelParams[K]) => void)(ins, outs, params);
+      return;
+    }
+    if (kernel === "matmul") {
+      // Naming b lets the wasm kernel keep a weight packed across products (matmul_wasm.ts).
+      const b = inputs[1] as CpuBuffer;
+      this.#matmul(ins, outs, params as KernelParams["matmul"], { key: b, version: b.version });
+      return;
+    }
+    (CPU_KERNELS[kernel] as (i: HostArray[], o: HostArray[], p: KernelParams[K]) => void)(
+      ins,
+      outs,
       params,
     );
   }
@@ -291,6 +324,8 @@ function withBlas(
     gradientPath: "openblas",
     threads: base.threads,
     library: lib.library,
+    release: base.release,
+    direct: base.direct,
     kernel: blasMatmul(lib, base.kernel, all ? () => true : (p) => p.gradient === true),
   };
 }

@@ -26,6 +26,16 @@
  *   with a transposed `b` (a decode step through a linear layer) skips packing: `gemv1T`
  *   transposes 4×4 blocks of `b` in registers and gives the same bits as the tile kernel. The
  *   copies and the packing are single-threaded; they dominate small-`m` products.
+ * - **Resident weights**: a caller that names its `b` operand ({@link MatmulOperandKey}: the
+ *   buffer and how often it has been written) lets a `b` seen before keep its packed panels in
+ *   the wasm memory, so the next product with the same bytes skips the copy and the packing (a
+ *   decode step reads each weight once instead of three times). A key is given a slot on its
+ *   second sighting, so one-shot activations never take one; a slot is re-packed in place when
+ *   the version changes (an optimizer step) and returned by {@link WasmMatmul.release} when the
+ *   buffer is freed. At most {@link WASM_MATMUL_TUNING}`.residentBytes` are held (env
+ *   `RLVR_WASM_RESIDENT_MB`); past that, products pack per call as before. The panels are the
+ *   bytes a per-call pack writes, so the result is the same bit for bit (a one-row product then
+ *   runs the tile kernel instead of `gemv1T`, which gives the same bits).
  * - **Threads**: with `threads > 1`, `node:worker_threads` workers (obtained synchronously via
  *   `process.getBuiltinModule`, so the module still loads where there is none) instantiate the
  *   same compiled module on a shared `WebAssembly.Memory`. A chunk's column panels are claimed in
@@ -39,6 +49,7 @@
 
 import type { HostArray, KernelParams } from "../types.ts";
 import { matmul as matmulTs } from "../cpu/matmul.ts";
+import { envVar } from "../cpu/env.ts";
 import {
   MATMUL_WASM_RELAXED,
   MATMUL_WASM_RELAXED_SHARED,
@@ -77,7 +88,61 @@ export const WASM_MATMUL_TUNING = {
    * only chunks of about a millisecond of work or more are split.
    */
   parallelMinMacs: 1 << 25,
+  /**
+   * Most bytes of packed weights kept resident across products (see the module doc); 0 turns
+   * the cache off. Default 2 GiB (the f32 weights of a 0.5B-parameter model), or env
+   * `RLVR_WASM_RESIDENT_MB`. The linear memory never shrinks, so this much may stay allocated.
+   */
+  residentBytes: residentDefault(),
 };
+
+function residentDefault(): number {
+  const raw = envVar("RLVR_WASM_RESIDENT_MB");
+  if (raw === undefined) return 2 ** 31;
+  const mb = Number(raw);
+  if (!(Number.isFinite(mb) && mb >= 0)) {
+    throw new RangeError(
+      `env RLVR_WASM_RESIDENT_MB must be a number of MiB >= 0 (0 turns the cache off), got ${
+        JSON.stringify(raw)
+      }`,
+    );
+  }
+  return Math.floor(mb * 2 ** 20);
+}
+
+/**
+ * Who a `b` operand is, for the resident cache: the same `key` object (a backend buffer) with the
+ * same `version` (bumped on every write) promises the same bytes.
+ */
+export interface MatmulOperandKey {
+  /** The buffer (held weakly). */
+  key: object;
+  /** How many times it has been written; a change re-packs it. */
+  version: number;
+}
+
+/** A `matmul` kernel that may be told who its `b` operand is. */
+export type MatmulKernel = (
+  inputs: HostArray[],
+  outputs: HostArray[],
+  p: KernelParams["matmul"],
+  b?: MatmulOperandKey,
+) => void;
+
+/** What the resident cache knows about one (buffer, orientation). */
+interface ResidentEntry {
+  /** Shape it was packed for. */
+  k: number;
+  n: number;
+  /** Float offset of its panels in the memory, or -1 without a slot. */
+  at: number;
+  /** Floats of the slot. */
+  floats: number;
+  /** The version the slot holds, or -1 while it holds none. */
+  packed: number;
+  /** The cache generation the slot belongs to (a flush bumps it). */
+  gen: number;
+}
 
 function decode(b64: string): Uint8Array<ArrayBuffer> {
   const s = atob(b64);
@@ -248,6 +313,17 @@ export class WasmMatmul {
   #job = 0;
   #broken = false;
   #f32: Float32Array;
+  /** Resident cache entries by buffer, for `op(b) = b` (index 0) and `op(b) = bᵀ` (index 1). */
+  readonly #resident = [new WeakMap<object, ResidentEntry>(), new WeakMap<object, ResidentEntry>()];
+  /** Bumped by a flush: entries of older generations hold no slot. */
+  #gen = 0;
+  /** Float offsets of the resident region: [base, top) is allocated; 0 while it is empty. */
+  #residentBase = 0;
+  #residentTop = 0;
+  /** Slots returned by {@link WasmMatmul.release}, by size in floats. */
+  #freeSlots = new Map<number, number[]>();
+  /** Bytes of packed weights held in resident slots (live or free). */
+  #residentHeld = 0;
 
   /**
    * Compiles and instantiates the binary of `flavour` (synchronously; it is a few kilobytes).
@@ -310,6 +386,83 @@ export class WasmMatmul {
   /** Threads a large product runs on now: 1 plus the workers that finished starting. */
   get activeThreads(): number {
     return 1 + this.#readyWorkers();
+  }
+
+  /** Bytes of the memory given to resident weight panels (see the module doc). */
+  get residentBytes(): number {
+    return this.#residentHeld;
+  }
+
+  /**
+   * Forgets the resident panels of `key` (its buffer was freed), so its slots can serve another.
+   *
+   * @param key The buffer given as {@link MatmulOperandKey}`.key`.
+   */
+  release(key: object): void {
+    for (const map of this.#resident) {
+      const e = map.get(key);
+      if (e === undefined) continue;
+      map.delete(key);
+      if (e.at >= 0 && e.gen === this.#gen) {
+        const list = this.#freeSlots.get(e.floats);
+        if (list === undefined) this.#freeSlots.set(e.floats, [e.at]);
+        else list.push(e.at);
+      }
+    }
+  }
+
+  /** Drops every resident slot (scratch must grow into their region). */
+  #flushResident(): void {
+    this.#gen++;
+    this.#residentBase = this.#residentTop = 0;
+    this.#freeSlots.clear();
+    this.#residentHeld = 0;
+  }
+
+  /**
+   * The resident entry of `key` for this product, with a slot when one is held or can be had
+   * (see the module doc), or null when the product packs into scratch. Called after the scratch
+   * of the product is reserved, so a new resident region starts above it.
+   */
+  #residentEntry(
+    key: MatmulOperandKey,
+    transB: boolean,
+    k: number,
+    n: number,
+  ): ResidentEntry | null {
+    const map = this.#resident[transB ? 1 : 0]!;
+    const floats = roundUp(roundUp(n, NR) * k, 16);
+    let e = map.get(key.key);
+    if (e === undefined || e.k !== k || e.n !== n) {
+      // First sighting (or a new shape): remember it, pack into scratch.
+      map.set(key.key, { k, n, at: -1, floats, packed: -1, gen: this.#gen });
+      return null;
+    }
+    if (e.at >= 0 && e.gen === this.#gen) return e;
+    e.at = -1;
+    e.packed = -1;
+    e.gen = this.#gen;
+    const bytes = 4 * floats;
+    const free = this.#freeSlots.get(floats);
+    if (free !== undefined && free.length > 0) {
+      e.at = free.pop()!;
+      return e;
+    }
+    if (this.#residentHeld + bytes > WASM_MATMUL_TUNING.residentBytes) return null;
+    if (this.#residentBase === 0) {
+      this.#residentBase = this.#residentTop = this.#memory.buffer.byteLength / 4;
+    }
+    const end = this.#residentTop + floats;
+    if (4 * end > 2 ** 32 - 65536) return null;
+    try {
+      this.#reserve(4 * end);
+    } catch {
+      return null;
+    }
+    e.at = this.#residentTop;
+    this.#residentTop = end;
+    this.#residentHeld += bytes;
+    return e;
   }
 
   /** Stops the workers (later products run on the calling thread). */
@@ -405,7 +558,12 @@ export class WasmMatmul {
    * @param outputs `[c]`.
    * @param p Kernel parameters.
    */
-  run([a, b]: HostArray[], [c]: HostArray[], p: KernelParams["matmul"]): void {
+  run(
+    [a, b]: HostArray[],
+    [c]: HostArray[],
+    p: KernelParams["matmul"],
+    bKey?: MatmulOperandKey,
+  ): void {
     const A = a!, B = b!, C = c!;
     const { batch, m, n, k, bBatchStride } = p;
     if (batch === 0 || m === 0 || n === 0) return;
@@ -418,7 +576,7 @@ export class WasmMatmul {
     for (let bt = 0; bt < batch; bt += shared ? batch : 1) {
       const count = shared ? batch : 1;
       const b0 = bt * bBatchStride;
-      if (this.#product(A, B, C, p, bt, count, b0)) continue;
+      if (this.#product(A, B, C, p, bt, count, b0, shared ? bKey : undefined)) continue;
       for (let t = bt; t < bt + count; t++) {
         matmulTs(
           [A.subarray(t * p.aBatchStride), B.subarray(b0)],
@@ -432,7 +590,7 @@ export class WasmMatmul {
   /**
    * Batches `first .. first+count-1`, all with the `b` at `b0`. Returns false, leaving `c` to the
    * caller, when that `b` holds an infinity or NaN (found while copying it in) or when the
-   * product does not fit the wasm memory.
+   * product does not fit the wasm memory. `bKey` names a `b` that is one whole matrix.
    */
   #product(
     A: HostArray,
@@ -442,6 +600,7 @@ export class WasmMatmul {
     first: number,
     count: number,
     b0: number,
+    bKey: MatmulOperandKey | undefined,
   ): boolean {
     const { m, n, k, transA, transB, aBatchStride } = p;
     const tune = WASM_MATMUL_TUNING;
@@ -466,6 +625,8 @@ export class WasmMatmul {
     // Past the 4 GiB of a 32-bit memory (or when the engine refuses to grow it), the caller runs
     // the TypeScript kernel: the only case where the path depends on the size of a.
     if (bytes > 2 ** 32 - 65536) return false;
+    // Scratch grows into the resident region only after dropping it (rare: a larger product).
+    if (this.#residentBase !== 0 && bytes > 4 * this.#residentBase) this.#flushResident();
     let f: Float32Array;
     try {
       f = this.#reserve(bytes);
@@ -473,9 +634,16 @@ export class WasmMatmul {
       return false;
     }
     const X = this.#exports;
+    const res = bKey !== undefined && WASM_MATMUL_TUNING.residentBytes > 0
+      ? this.#residentEntry(bKey, transB, k, n)
+      : null;
+    f = this.#f32; // the entry may have grown the memory
+    // Its panels already hold this version of b: no copy, no packing, no finite scan.
+    const hit = res !== null && res.packed === bKey!.version;
+    if (res !== null) res.packed = -1; // until every chunk below is packed and finite
 
     // One row times a transposed b (a decode step through a linear layer): no packing at all.
-    const gemv = transB && groups === 1 && rows === 1;
+    const gemv = transB && groups === 1 && rows === 1 && res === null;
 
     // Copy a in, then pack it into 4-row panels (transposing a row-major a).
     for (let g = 0; g < groups; g++) {
@@ -492,12 +660,16 @@ export class WasmMatmul {
     for (let j0 = 0; j0 < n; j0 += chunk) {
       const w = Math.min(chunk, n - j0);
       const nq = Math.ceil(w / NR);
+      // Where this chunk's panels are: its part of the resident slot, or scratch.
+      const pw = res === null ? pb : res.at + j0 * k;
       // Copy columns j0..j0+w of op(b) in, then pack them into 8-column panels.
-      if (transB) {
+      if (hit) {
+        // packed by an earlier product
+      } else if (transB) {
         const src = b0 + j0 * k;
         f.set(B.subarray(src, src + w * k), rb);
         f.fill(0, rb + w * k, rb + nq * NR * k + 2 * NR);
-        if (!gemv) X.packT(4 * rb, 4 * k, 4 * pb, nq, k, NR);
+        if (!gemv) X.packT(4 * rb, 4 * k, 4 * pw, nq, k, NR);
       } else {
         if (w === n) f.set(B.subarray(b0, b0 + k * n), rb);
         else {
@@ -507,16 +679,16 @@ export class WasmMatmul {
           }
         }
         f.fill(0, rb + k * w, rb + k * w + 2 * NR);
-        X.packN(4 * rb, 4 * w, 4 * pb, nq, k, NR);
+        X.packN(4 * rb, 4 * w, 4 * pw, nq, k, NR);
       }
-      if (!X.finite(4 * rb, Math.ceil((k * w) / 4))) return false;
+      if (!hit && !X.finite(4 * rb, Math.ceil((k * w) / 4))) return false;
       if (gemv) {
         X.gemv1T(4 * ra, 4 * rb, 4 * k, 4 * pc, Math.ceil(w / 4), k);
         C.set(f.subarray(pc, pc + w), first * n + j0);
         continue;
       }
       const ldc = nq * NR;
-      this.#gemm(4 * pa, 4 * pb, 4 * pc, 4 * ldc, groups * panels, nq, k);
+      this.#gemm(4 * pa, 4 * pw, 4 * pc, 4 * ldc, groups * panels, nq, k);
       // Copy out: row i of group g is row first·m + g·m + i of the batched c.
       for (let g = 0; g < groups; g++) {
         const cw = pc + g * panels * MR * ldc;
@@ -529,6 +701,7 @@ export class WasmMatmul {
         }
       }
     }
+    if (res !== null) res.packed = bKey!.version;
     return true;
   }
 }
@@ -594,7 +767,14 @@ export interface CpuMatmul {
   /** Threads a large wasm product is split over (1 on the TypeScript path). */
   threads: number;
   /** The kernel (the `matmul` entry of the CPU kernel table). */
-  kernel: (inputs: HostArray[], outputs: HostArray[], p: KernelParams["matmul"]) => void;
+  kernel: MatmulKernel;
+  /** Tells the kernel a buffer given as a `b` key was freed (see {@link WasmMatmul.release}). */
+  release(key: object): void;
+  /**
+   * The wasm kernel for every size of f32 product (no {@link WASM_MIN_NK} rule, so its bits do
+   * not change with `n` or `k`), or null on the TypeScript path.
+   */
+  direct: MatmulKernel | null;
 }
 
 /**
@@ -634,7 +814,10 @@ export function createCpuMatmul(
       `createCpuMatmul: kernels must be "auto", "ts" or "wasm", got ${JSON.stringify(choice)}`,
     );
   }
-  if (choice === "ts") return { path: "ts", threads: 1, kernel: matmulTs };
+  const none = () => {};
+  if (choice === "ts") {
+    return { path: "ts", threads: 1, kernel: matmulTs, release: none, direct: null };
+  }
   if (flavour === null) {
     if (choice === "wasm") {
       throw new Error(
@@ -642,19 +825,28 @@ export function createCpuMatmul(
           'use "auto" or "ts"',
       );
     }
-    return { path: "ts", threads: 1, kernel: matmulTs };
+    return { path: "ts", threads: 1, kernel: matmulTs, release: none, direct: null };
   }
   const mm = instance(flavour, threads);
   return {
     path: flavour === "relaxed" ? "wasm-relaxed" : "wasm-simd",
     threads: mm.threads,
-    kernel: (inputs, outputs, p) => {
+    release: (key) => mm.release(key),
+    direct: (inputs, outputs, p, bKey) => {
+      const [a, b] = inputs, [c] = outputs;
+      if (a instanceof Float32Array && b instanceof Float32Array && c instanceof Float32Array) {
+        mm.run(inputs, outputs, p, bKey);
+      } else {
+        matmulTs(inputs, outputs, p);
+      }
+    },
+    kernel: (inputs, outputs, p, bKey) => {
       const [a, b] = inputs, [c] = outputs;
       if (
         p.n * p.k >= WASM_MIN_NK && a instanceof Float32Array && b instanceof Float32Array &&
         c instanceof Float32Array
       ) {
-        mm.run(inputs, outputs, p);
+        mm.run(inputs, outputs, p, bKey);
       } else {
         matmulTs(inputs, outputs, p);
       }

@@ -428,3 +428,139 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "wasm matmul resident weights: a keyed b gives the unkeyed bits on every sighting, " +
+    "re-packs on a new version and falls back on non-finite values",
+  ignore,
+  fn() {
+    for (const flavour of flavours) {
+      for (const threads of [1, 2]) {
+        const mm = new WasmMatmul(flavour, threads);
+        const plain = new WasmMatmul(flavour);
+        fc.assert(
+          fc.property(shape, fc.boolean(), fc.nat(4), (s, tiny, poison) => {
+            const { a, b, p } = setup({ ...s, m: Math.max(1, s.m) });
+            const key = { key: {}, version: 0 };
+            const c = new Float32Array(p.batch * p.m * p.n);
+            const want = new Float32Array(c.length);
+            const go = (mmx: WasmMatmul, out: Float32Array, kb?: typeof key) => {
+              const run = () => mmx.run([a, b], [out], p, kb);
+              if (tiny) withTinyBlocks(run);
+              else run();
+            };
+            for (let version = 0; version < 3; version++) {
+              key.version = version;
+              if (version > 0) b[(version * 7) % b.length] = version === poison ? NaN : version;
+              go(plain, want);
+              // First sighting, slot, hit: the same bits each time, and for one row too.
+              for (let sighting = 0; sighting < 3; sighting++) {
+                c.fill(-1);
+                go(mm, c, key);
+                sameBits(c, want, `v${version} sighting ${sighting} ${JSON.stringify(p)}`);
+              }
+            }
+            mm.release(key.key);
+          }),
+          { numRuns: 120 },
+        );
+        mm.close();
+      }
+    }
+  },
+});
+
+Deno.test({
+  name: "wasm matmul resident weights: slots are bounded, reused after release, " +
+    "and dropped when scratch must grow",
+  ignore,
+  fn() {
+    const saved = WASM_MATMUL_TUNING.residentBytes;
+    const mm = new WasmMatmul(flavours[0]!);
+    const p: Params = {
+      batch: 1,
+      m: 4,
+      n: 64,
+      k: 64,
+      transA: false,
+      transB: true,
+      aBatchStride: 0,
+      bBatchStride: 0,
+    };
+    const slot = 4 * 64 * 64;
+    try {
+      WASM_MATMUL_TUNING.residentBytes = 2 * slot;
+      const a = draw(1, 4 * 64) as Float32Array;
+      const c = new Float32Array(4 * 64);
+      const keys = [{}, {}, {}].map((key) => ({ key, version: 0 }));
+      const use = (kb: { key: object; version: number }) => {
+        mm.run([a, draw(9, 64 * 64) as Float32Array], [c], p, kb);
+        mm.run([a, draw(9, 64 * 64) as Float32Array], [c], p, kb);
+      };
+      use(keys[0]!);
+      assert.equal(mm.residentBytes, slot);
+      use(keys[1]!);
+      use(keys[2]!); // over the budget: packed per call
+      assert.equal(mm.residentBytes, 2 * slot);
+      mm.release(keys[0]!.key);
+      use(keys[2]!); // takes the released slot
+      assert.equal(mm.residentBytes, 2 * slot);
+      // A product whose scratch does not fit below the resident region drops the region.
+      const big = { ...p, m: 2048, k: 1024, n: 1024 };
+      mm.run([draw(3, 2048 * 1024) as Float32Array, draw(4, 1024 * 1024) as Float32Array], [
+        new Float32Array(2048 * 1024),
+      ], big);
+      assert.equal(mm.residentBytes, 0);
+      WASM_MATMUL_TUNING.residentBytes = 0; // off: nothing is held
+      use(keys[1]!);
+      assert.equal(mm.residentBytes, 0);
+    } finally {
+      WASM_MATMUL_TUNING.residentBytes = saved;
+    }
+  },
+});
+
+Deno.test({
+  name: "cpu backend: a weight changed in place (write, AdamW) is never read from a stale " +
+    "resident copy",
+  ignore,
+  async fn() {
+    const { tensor, matmul, noGrad, AdamW } = await import("../../mod.ts");
+    const backend = createCpuBackend({ kernels: "wasm", blas: "wasm" });
+    const xs = draw(5, 3 * 96) as Float32Array;
+    const x = tensor(xs, { shape: [3, 96], backend });
+    const w = tensor(draw(6, 80 * 96) as Float32Array, {
+      shape: [80, 96],
+      backend,
+      requiresGrad: true,
+    });
+    const opt = new AdamW([w], { lr: 0.1 });
+    const p: Params = {
+      batch: 1,
+      m: 3,
+      n: 80,
+      k: 96,
+      transA: false,
+      transB: true,
+      aBatchStride: 0,
+      bBatchStride: 0,
+    };
+    for (let step = 0; step < 4; step++) {
+      if (step === 2) backend.write(w.buffer, draw(7, 80 * 96)); // a host write
+      const values = Float32Array.from(await w.data());
+      const want = new Float32Array(3 * 80);
+      new WasmMatmul(detected!).run([xs, values], [want], p);
+      for (let use = 0; use < 3; use++) {
+        const y = noGrad(() => matmul(x, w, { transB: true }));
+        sameBits(Float32Array.from(await y.data()), want, `step ${step} use ${use}`);
+        y.dispose();
+      }
+      const loss = matmul(x, w, { transB: true }).sum();
+      loss.backward();
+      opt.step();
+      opt.zeroGrad();
+      loss.dispose();
+    }
+    opt.dispose();
+  },
+});
