@@ -41,6 +41,9 @@ import {
   type SafetensorsDType,
   type SafetensorsFile,
   saveSafetensors,
+  setStorageFormat,
+  STORAGE_FORMATS,
+  type StorageFormat,
   Tensor,
 } from "@rlvr/tensor";
 import { configFromHf, configToHf, type ModelConfig, parameterShapes } from "./config.ts";
@@ -140,6 +143,12 @@ export interface LoadCheckpointOptions {
   allowExtra?: readonly string[] | RegExp;
   /** Backend the tensors are allocated on (default: the current backend). */
   backend?: Backend;
+  /**
+   * How the parameters are held: `"f32"` (default) or `"bf16"` (half the memory; values rounded
+   * to bfloat16 once, exact for a bf16 checkpoint; ops still compute in f32). See
+   * `setStorageFormat` in `@rlvr/tensor`; meant for frozen weights (a LoRA base, a reference).
+   */
+  storage?: StorageFormat;
 }
 
 /**
@@ -528,6 +537,14 @@ export async function loadCheckpoint(
   const seen = new Set<string>();
   let lmHead: { values: Float32Array; shape: readonly number[]; file: string } | null = null;
   const tensorOpts = options.backend === undefined ? {} : { backend: options.backend };
+  const storage = options.storage ?? "f32";
+  if (!STORAGE_FORMATS.includes(storage)) {
+    throw new RangeError(
+      `loadCheckpoint: options.storage must be one of ${STORAGE_FORMATS.join(", ")}, got ${
+        JSON.stringify(storage)
+      }`,
+    );
+  }
   try {
     for (const part of parts) {
       const file = await readWeightsFile(part.path, part.what);
@@ -568,7 +585,12 @@ export async function loadCheckpoint(
       }
       // Once something is wrong the load fails; stop allocating.
       if (problems.length === 0) {
-        for (const { name, to } of take) to.set(name, file.tensor(name, tensorOpts));
+        for (const { name, to } of take) {
+          const t = file.tensor(name, tensorOpts);
+          to.set(name, t);
+          // One tensor at a time, so the f32 copy of only one is held at once.
+          if (storage === "bf16" && to === found && t.dtype === "f32") setStorageFormat(t, "bf16");
+        }
       }
     }
     const missing: CheckpointProblem[] = [];

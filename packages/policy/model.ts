@@ -35,6 +35,9 @@ import {
   type RopeTables,
   ropeTables,
   scaledDotProductAttention,
+  setStorageFormat,
+  STORAGE_FORMATS,
+  type StorageFormat,
   type Tensor,
   tensor,
   tidy,
@@ -176,7 +179,9 @@ export class CausalLM {
    * backend. Tensors go to the default backend (`withBackend` to choose one).
    *
    * @param config The configuration.
-   * @param opts `seed` (default 0) and `std` (default 0.02, `initializer_range`).
+   * @param opts `seed` (default 0), `std` (default 0.02, `initializer_range`) and `storage`
+   *   (`"f32"`, default, or `"bf16"`: the values drawn are rounded to bfloat16 and held in half
+   *   the memory; see {@link CausalLM.setStorageFormat}).
    * @returns The model; it owns its tensors (call `dispose`).
    *
    * @example Usage
@@ -195,9 +200,20 @@ export class CausalLM {
    * b.dispose();
    * ```
    */
-  static random(config: ModelConfig, opts: { seed?: number; std?: number } = {}): CausalLM {
+  static random(
+    config: ModelConfig,
+    opts: { seed?: number; std?: number; storage?: StorageFormat } = {},
+  ): CausalLM {
     const seed = opts.seed ?? 0;
     const std = opts.std ?? 0.02;
+    const storage = opts.storage ?? "f32";
+    if (!STORAGE_FORMATS.includes(storage)) {
+      throw new RangeError(
+        `CausalLM.random: storage must be one of ${STORAGE_FORMATS.join(", ")}, got ${
+          JSON.stringify(storage)
+        }`,
+      );
+    }
     if (!Number.isFinite(seed)) {
       throw new RangeError(`CausalLM.random: seed must be a finite number, got ${seed}`);
     }
@@ -213,7 +229,10 @@ export class CausalLM {
         : name.endsWith(".bias")
         ? new Float32Array(size)
         : rowMajorNormal(rng, size, std);
-      params.set(name, keep(tensor(values, { shape })));
+      const t = keep(tensor(values, { shape }));
+      // Tensor by tensor, so only one f32 copy is alive at a time.
+      if (storage !== "f32") setStorageFormat(t, storage);
+      params.set(name, t);
     }
     return new CausalLM(config, params);
   }
@@ -435,6 +454,35 @@ export class CausalLM {
    */
   parameters(): Tensor[] {
     return [...new Set(this.namedParameters().values())];
+  }
+
+  /**
+   * Re-stores every base parameter (not the extensions': LoRA adapters and value heads stay f32)
+   * as `format`: `"bf16"` halves their memory and rounds each value to bfloat16 once; ops still
+   * compute in f32 (`setStorageFormat` in `@rlvr/tensor`). For frozen weights: a LoRA base, a
+   * reference model. An optimizer step or a LoRA merge on a bf16 base rounds its result to bf16.
+   * Throws on a backend without bf16 storage (WebGPU).
+   *
+   * @param format `"bf16"` or `"f32"`.
+   *
+   * @example Usage
+   * ```ts
+   * import { CausalLM, modelConfig } from "@rlvr/policy";
+   * import { storageFormat, withBackend, createCpuBackend } from "@rlvr/tensor";
+   * import assert from "node:assert/strict";
+   * const backend = createCpuBackend();
+   * const model = withBackend(backend, () => CausalLM.random(modelConfig({
+   *   vocabSize: 8, hiddenSize: 4, intermediateSize: 8, numLayers: 1, numHeads: 2,
+   * })));
+   * const before = backend.memory().liveBytes;
+   * model.setStorageFormat("bf16");
+   * assert.equal(backend.memory().liveBytes, before / 2);
+   * assert.equal(storageFormat(model.params.get("lm_head.weight")!), "bf16");
+   * model.dispose();
+   * ```
+   */
+  setStorageFormat(format: StorageFormat): void {
+    for (const t of new Set(this.params.values())) setStorageFormat(t, format);
   }
 
   /**

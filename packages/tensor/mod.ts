@@ -39,6 +39,7 @@ export {
 export type { Disposable } from "./runtime.ts";
 export { GradNode } from "./autograd.ts";
 export { checkpoint } from "./checkpoint.ts";
+export { setStorageFormat, STORAGE_FORMATS, storageFormat } from "./storage.ts";
 export type { BackwardFn } from "./autograd.ts";
 export * from "./backend/types.ts";
 export * from "./backend/cpu/cpu_backend.ts";

@@ -146,6 +146,8 @@ const model = z.strictObject({
     alpha: z.number().gt(0),
     targetModules: z.array(z.enum(LORA_TARGETS as [string, ...string[]])).min(1),
   }).nullable().optional(),
+  // Optional (absent: f32) so that config.yaml files written before it existed stay as they were.
+  storage: z.enum(["f32", "bf16"]).optional(),
 });
 
 const data = z.strictObject({

@@ -89,6 +89,13 @@ export interface Config {
       }
       | null
       | undefined;
+    /**
+     * How frozen weights are held: `f32` (default) or `bf16` (half the memory, values rounded
+     * once; CPU only). With `lora`, the learner's base (which is also the reference); without,
+     * the reference model only (the trained policy stays f32). Rollout workers load merged f32
+     * snapshots either way. Absent = f32.
+     */
+    storage?: "f32" | "bf16" | undefined;
   };
   /** The task. */
   task: {

@@ -245,10 +245,13 @@ export async function pretrainCot(options: PretrainCotOptions = {}): Promise<Pre
   const config = options.model ?? cotModelConfig();
   const parallel = options.parallel ?? true ? await ParallelSft.start(config) : null;
   // With the worker on one core, the main thread's matmuls keep to the other (the CPU backend
-  // gives the same bits with any thread count). No native BLAS for the backward pass: the
-  // shipped checkpoint was made with the WebAssembly kernel, whose rounding differs from a BLAS's.
+  // gives the same bits with any thread count). No native BLAS for the backward pass and the
+  // oracle's attention: the shipped checkpoint was made with the WebAssembly matmul and the
+  // float64 attention loops, whose rounding differs from a BLAS's and from attention_matmul.ts's.
   const backendBefore = getBackend();
-  if (parallel !== null) setBackend(createCpuBackend({ threads: 1, blas: "wasm" }));
+  if (parallel !== null) {
+    setBackend(createCpuBackend({ threads: 1, blas: "wasm", attention: "ts" }));
+  }
   const model = CausalLM.random(config, { seed, std: 0.05 });
   const eos = tokenizer.eosTokenIds[0]!;
   const stream = cotStream(seed);

@@ -37,8 +37,9 @@ scope.onmessage = async (e: MessageEvent<SftWorkerRequest>) => {
   try {
     if (m.type === "init") {
       // One matmul thread: the main thread computes the other half on the other core. No
-      // native BLAS: the shipped checkpoints were made with the WebAssembly kernel's rounding.
-      setBackend(createCpuBackend({ threads: 1, blas: "wasm" }));
+      // native BLAS and the oracle's attention: the shipped checkpoints were made with the
+      // WebAssembly matmul's and the float64 attention loops' rounding.
+      setBackend(createCpuBackend({ threads: 1, blas: "wasm", attention: "ts" }));
       model = CausalLM.random(m.config, { seed: 0 });
       scope.postMessage({ type: "ready" });
       return;

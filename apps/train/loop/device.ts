@@ -75,6 +75,8 @@ export interface CpuMatmulRecord {
   gradient: string;
   /** The native BLAS library, or null. */
   library: string | null;
+  /** What attention runs: `matmul` (through the wasm matmul) or `ts` (the float64 oracle). */
+  attention: "matmul" | "ts";
 }
 
 /**
@@ -156,6 +158,7 @@ export async function selectTrainDevice(
         forward: backend.matmulPath,
         gradient: backend.gradientMatmulPath,
         library: backend.blasLibrary,
+        attention: backend.attentionPath,
       },
       release: () => {},
     };
@@ -196,14 +199,15 @@ export function deviceLine(d: Pick<TrainDevice, "device" | "choice" | "reason">)
  * import { cpuMatmulLine, selectTrainDevice } from "./device.ts";
  * import assert from "node:assert/strict";
  * const d = await selectTrainDevice("cpu", "wasm");
- * assert.match(cpuMatmulLine(d)!, /^cpu matmul \(trainer\.blas wasm\): forward wasm-\w+, gradients wasm-\w+$/);
+ * assert.match(cpuMatmulLine(d)!, /^cpu matmul \(trainer\.blas wasm\): forward wasm-\w+, gradients wasm-\w+; attention through it$/);
  * ```
  */
 export function cpuMatmulLine(d: Pick<TrainDevice, "cpuMatmul">): string | null {
   const m = d.cpuMatmul;
   if (m === null) return null;
   return `cpu matmul (trainer.blas ${m.blas}): forward ${m.forward}, gradients ${m.gradient}` +
-    (m.library === null ? "" : ` (${m.library})`);
+    (m.library === null ? "" : ` (${m.library})`) +
+    (m.attention === "matmul" ? "; attention through it" : "; attention float64 loops");
 }
 
 /** One entry of `device.json`. */

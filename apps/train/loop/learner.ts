@@ -101,6 +101,17 @@ export async function loadLearner(
   } else {
     model = base;
   }
+  if (config.model.storage === "bf16") {
+    // The frozen weights only: the LoRA base (also the reference), or the reference copy.
+    try {
+      if (lora !== null) model.setStorageFormat("bf16");
+      else if (ref instanceof CausalLM) ref.setStorageFormat("bf16");
+    } catch (e) {
+      model.dispose();
+      if (ref instanceof CausalLM) ref.dispose();
+      throw new Error(`train: model.storage bf16: ${(e as Error).message}`);
+    }
+  }
   if (config.model.valueHead) {
     attachValueHead(model, headWeights !== undefined ? { weights: headWeights } : { seed: t.seed });
   }
@@ -118,7 +129,11 @@ export async function loadLearner(
     lora !== null
       ? ` by LoRA r=${lora.rank} alpha=${lora.alpha} on ${lora.targetModules.join(", ")}`
       : ""
-  }${ref !== null ? "; a reference policy is held" : ""}`;
+  }${ref !== null ? "; a reference policy is held" : ""}${
+    config.model.storage === "bf16"
+      ? lora !== null ? "; base held as bf16" : ref !== null ? "; reference held as bf16" : ""
+      : ""
+  }`;
   return {
     model,
     ref,

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { bf16ToF32, f32ToBf16 } from "@rlvr/tensor";
 import { loadConfig } from "../config/load.ts";
 import { REQUIRED_METRICS } from "../run/records.ts";
 import { LORA_FILES } from "./lora.ts";
@@ -208,6 +209,52 @@ Deno.test("runTraining with model.lora: resume is exact; checkpoints hold adapte
       merged.model.dispose();
       base.model.dispose();
     }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("runTraining with model.lora and model.storage bf16: the base is held as bf16 (the merged model's untargeted weights are the base's rounded to bf16); a bad value names the choices", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const loaded = await loadConfig({
+      out: root,
+      steps: "2",
+      set: [
+        ...SMALL,
+        "model.lora={rank: 4, alpha: 8, targetModules: [q_proj]}",
+        "model.storage=bf16",
+        "output.name=bf16",
+      ],
+    });
+    const run = await runTraining(loaded, quiet);
+    const metrics = await records(run.dir, "metrics.jsonl");
+    assert.equal(metrics.length, 2);
+    for (const m of metrics) {
+      assert.ok(Number.isFinite(m["reward/mean"] as number), `reward ${m["reward/mean"]}`);
+    }
+    const merged = await loadPolicy(join(run.dir, "checkpoints/step-2", LORA_FILES.merged));
+    const base = await loadPolicy("builtin:tiny");
+    try {
+      let rounded = 0;
+      for (const [name, t] of merged.model.params) {
+        if (/\.q_proj\.weight$/.test(name)) continue;
+        const want = bf16ToF32(
+          f32ToBf16(Float32Array.from(await base.model.params.get(name)!.data())),
+        );
+        assert.deepEqual([...await t.data()], [...want], name);
+        const orig = await base.model.params.get(name)!.data();
+        if (want.some((x, i) => x !== orig[i])) rounded++;
+      }
+      assert.ok(rounded > 0, "some base weights needed rounding, so the test can fail");
+    } finally {
+      merged.model.dispose();
+      base.model.dispose();
+    }
+    await assert.rejects(
+      () => loadConfig({ out: root, set: [...SMALL, "model.storage=f16"] }),
+      /model\.storage/,
+    );
   } finally {
     await Deno.remove(root, { recursive: true });
   }

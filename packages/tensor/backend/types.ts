@@ -250,4 +250,21 @@ export interface Backend {
   ): void;
   /** Live buffer counters, for leak tests. */
   memory(): MemoryInfo;
+  /**
+   * How an f32 buffer stores its values (see `setStorageFormat`); absent where a backend has
+   * only f32 storage.
+   */
+  storageFormat?(buffer: BufferHandle): StorageFormat;
+  /**
+   * Re-stores an f32 buffer's values in `format`, in place: `"bf16"` rounds each value to the
+   * nearest bfloat16 (ties to even) and halves the bytes held; `"f32"` widens back (exact).
+   * Kernels still see f32 values. Absent where a backend has only f32 storage.
+   */
+  setStorageFormat?(buffer: BufferHandle, format: StorageFormat): void;
 }
+
+/**
+ * How a backend stores an f32 tensor's values: `"f32"`, or `"bf16"` (bfloat16 bit patterns, half
+ * the bytes; values are rounded once when stored, and widened exactly when read).
+ */
+export type StorageFormat = "f32" | "bf16";

@@ -30,7 +30,7 @@
  * @module
  */
 
-import type { HostArray, KernelParams } from "../types.ts";
+import type { KernelParams } from "../types.ts";
 import { allFinite, matmul as matmulTs } from "./matmul.ts";
 import { envVar } from "./env.ts";
 import { defaultMatmulThreads, type MatmulKernel } from "../wasm/matmul_wasm.ts";

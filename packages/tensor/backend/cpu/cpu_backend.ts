@@ -12,6 +12,9 @@
  * float64 ones, still independent of `m`, so KV-cache decoding stays bit-exact), split over
  * `threads` (env `RLVR_CPU_THREADS`, default the core count) without changing a bit. The
  * TypeScript kernel stays the oracle: `kernels: "ts"` or env `RLVR_CPU_KERNELS=ts` selects it.
+ * Where the wasm matmul runs, attention runs through it too (`./attention_matmul.ts`), and the
+ * matmul is told which buffer `b` is and its write count, so a weight keeps its packed copy in
+ * the wasm memory across products until it is written again.
  *
  * A native BLAS (`./blas.ts`: OpenBLAS through FFI, when the library and the `ffi` permission
  * are there) takes the backward pass's products by default, whose bits need not be independent
@@ -29,8 +32,11 @@ import type {
   KernelName,
   KernelParams,
   MemoryInfo,
+  StorageFormat,
 } from "../types.ts";
+import { bf16ToF32, f32ToBf16 } from "../../io/half.ts";
 import { CPU_KERNELS } from "./kernels.ts";
+import { indexSelectBf16 } from "./index.ts";
 import { attentionBackwardViaMatmul, attentionViaMatmul } from "./attention_matmul.ts";
 import { envVar } from "./env.ts";
 import { BLAS_CHOICES, type BlasChoice, blasMatmul, loadNativeBlas } from "./blas.ts";
@@ -39,9 +45,11 @@ import {
   type CpuMatmul,
   type CpuMatmulPath,
   createCpuMatmul,
+  type MatmulKernel,
+  type MatmulOperandKey,
 } from "../wasm/matmul_wasm.ts";
 
-export type { CpuKernelsChoice, CpuMatmulPath };
+export type { CpuKernelsChoice, CpuMatmulPath, MatmulKernel, MatmulOperandKey };
 
 /** Options of {@link createCpuBackend}. */
 export interface CpuBackendOptions {
@@ -66,6 +74,12 @@ export interface CpuBackendOptions {
    * else `"auto"`. With `precision: "f64"` no product takes the BLAS.
    */
   blas?: BlasChoice;
+  /**
+   * Attention kernels: `"auto"` (through the wasm matmul where it runs, `./attention_matmul.ts`)
+   * or `"ts"` (the oracle's float64 loops; what the shipped checkpoints were trained with).
+   * Default: env `RLVR_CPU_ATTENTION`, else `"auto"`.
+   */
+  attention?: "auto" | "ts";
 }
 
 /** A CPU backend, with the matmul path it chose. */
@@ -83,11 +97,15 @@ export interface CpuBackend extends Backend {
   readonly blasLibrary: string | null;
   /** The `blas` choice it was created with (after env `RLVR_BLAS`). */
   readonly blas: BlasChoice;
+  /** What attention runs: `"matmul"` (the wasm matmul) or `"ts"` (the oracle). */
+  readonly attentionPath: "matmul" | "ts";
 }
 
 class CpuBuffer implements BufferHandle {
   /** Writes so far (host writes and kernel outputs): the wasm matmul's resident-weight key. */
   version = 0;
+  /** bf16 storage: the bit patterns, while `data` is null (see `setStorageFormat`). */
+  half: Uint16Array | null = null;
   constructor(
     readonly size: number,
     readonly dtype: DType,
@@ -120,6 +138,7 @@ class CpuBackendImpl implements CpuBackend {
   readonly matmulThreads: number;
   readonly blasLibrary: string | null;
   readonly blas: BlasChoice;
+  readonly attentionPath: "matmul" | "ts";
   readonly #matmul: CpuMatmul["kernel"];
   readonly #release: CpuMatmul["release"];
   readonly #fast: FastKernels;
@@ -127,7 +146,12 @@ class CpuBackendImpl implements CpuBackend {
   #liveBytes = 0;
   readonly #precision: "f32" | "f64";
 
-  constructor(precision: "f32" | "f64", matmul: ChosenMatmul, blas: BlasChoice) {
+  constructor(
+    precision: "f32" | "f64",
+    matmul: ChosenMatmul,
+    blas: BlasChoice,
+    attention: "auto" | "ts",
+  ) {
     this.#precision = precision;
     this.blas = blas;
     this.matmulPath = matmul.path;
@@ -137,7 +161,8 @@ class CpuBackendImpl implements CpuBackend {
     this.#matmul = matmul.kernel;
     this.#release = matmul.release;
     // Attention through the wasm matmul (attention_matmul.ts); the oracle's loops otherwise.
-    const direct = precision === "f32" ? matmul.direct : null;
+    const direct = precision === "f32" && attention === "auto" ? matmul.direct : null;
+    this.attentionPath = direct === null ? "ts" : "matmul";
     this.#fast = direct === null ? {} : {
       attention: attentionViaMatmul(direct),
       attention_backward: attentionBackwardViaMatmul(matmul.kernel),
@@ -164,20 +189,69 @@ class CpuBackendImpl implements CpuBackend {
   free(buffer: BufferHandle): void {
     const b = this.#own(buffer, "free");
     this.#live--;
-    this.#liveBytes -= b.size * bytesPerElement(b.dtype);
+    this.#liveBytes -= b.size * (b.half === null ? bytesPerElement(b.dtype) : 2);
     b.data = null;
+    b.half = null;
     this.#release(b);
   }
 
   write(buffer: BufferHandle, data: ArrayLike<number>): void {
-    const dst = this.#data(buffer, "write");
-    if (data.length !== dst.length) {
+    const b = this.#own(buffer, "write");
+    if (b.half !== null) {
+      if (data.length !== b.size) {
+        throw new RangeError(
+          `cpu.write: buffer holds ${b.size} elements but ${data.length} values were given`,
+        );
+      }
+      b.half.set(f32ToBf16(data));
+    } else {
+      const dst = this.#data(buffer, "write");
+      if (data.length !== dst.length) {
+        throw new RangeError(
+          `cpu.write: buffer holds ${dst.length} elements but ${data.length} values were given`,
+        );
+      }
+      dst.set(data);
+    }
+    b.version++;
+  }
+
+  storageFormat(buffer: BufferHandle): StorageFormat {
+    return this.#own(buffer, "storageFormat").half === null ? "f32" : "bf16";
+  }
+
+  setStorageFormat(buffer: BufferHandle, format: StorageFormat): void {
+    const b = this.#own(buffer, "setStorageFormat");
+    if (format !== "f32" && format !== "bf16") {
       throw new RangeError(
-        `cpu.write: buffer holds ${dst.length} elements but ${data.length} values were given`,
+        `cpu.setStorageFormat: format must be "f32" or "bf16", got ${JSON.stringify(format)}`,
       );
     }
-    dst.set(data);
-    (buffer as CpuBuffer).version++;
+    if (b.data === null && b.half === null) {
+      throw new Error("cpu.setStorageFormat: the buffer was already freed");
+    }
+    if ((b.half === null ? "f32" : "bf16") === format) return;
+    if (b.dtype !== "f32") {
+      throw new TypeError(
+        `cpu.setStorageFormat: only f32 buffers can be stored as bf16, this one is ${b.dtype}`,
+      );
+    }
+    if (this.#precision === "f64") {
+      throw new TypeError(
+        'cpu.setStorageFormat: a backend with precision "f64" (gradient checks) keeps float64 ' +
+          'storage; use the default precision "f32" for bf16 storage',
+      );
+    }
+    if (format === "bf16") {
+      b.half = f32ToBf16(b.data!);
+      b.data = null;
+      this.#liveBytes -= 2 * b.size;
+    } else {
+      b.data = bf16ToF32(b.half!);
+      b.half = null;
+      this.#liveBytes += 2 * b.size;
+    }
+    b.version++;
   }
 
   read(buffer: BufferHandle): Promise<HostArray> {
@@ -190,20 +264,53 @@ class CpuBackendImpl implements CpuBackend {
     outputs: readonly BufferHandle[],
     params: KernelParams[K],
   ): void {
-    const ins = inputs.map((b) => this.#data(b, kernel));
+    // bf16-stored inputs are widened for the kernel, except where a kernel reads the bits itself
+    // (matmul's b, an embedding table); bf16-stored outputs are computed in f32, then narrowed.
+    const ins = inputs.map((b, i) => {
+      const half = this.#own(b, kernel).half;
+      if (half === null) return this.#data(b, kernel);
+      if (
+        (kernel === "matmul" && i === 1 && this.matmulPath !== "ts") ||
+        (kernel === "index_select" && i === 0)
+      ) return half as unknown as HostArray;
+      return bf16ToF32(half);
+    });
     const outs = outputs.map((b) => this.#data(b, kernel));
     // Every output counts as written before the kernel runs, so a kernel that throws halfway
     // still leaves a version no resident copy was packed from.
     for (const b of outputs) (b as CpuBuffer).version++;
+    try {
+      this.#dispatch(kernel, inputs, ins, outs, params);
+    } finally {
+      outputs.forEach((b, i) => {
+        const half = (b as CpuBuffer).half;
+        if (half !== null) half.set(f32ToBf16(outs[i]!));
+      });
+    }
+  }
+
+  #dispatch<K extends KernelName>(
+    kernel: K,
+    inputs: readonly BufferHandle[],
+    ins: HostArray[],
+    outs: HostArray[],
+    params: KernelParams[K],
+  ): void {
+    if (kernel === "index_select" && ins[0] instanceof Uint16Array) {
+      indexSelectBf16(ins[0], ins[1]!, outs[0]!, params as KernelParams["index_select"]);
+      return;
+    }
     const fast = this.#fast[kernel as keyof FastKernels];
     if (fast !== undefined) {
       (fast as (i: HostArray[], o: HostArray[], p: KernelParams[K]) => void)(ins, outs, params);
       return;
     }
     if (kernel === "matmul") {
-      // Naming b lets the wasm kernel keep a weight packed across products (matmul_wasm.ts).
+      // Naming b lets the wasm kernel keep a weight packed across products (matmul_wasm.ts). Not
+      // a bf16-stored one: its packed panels are f32, twice the bytes that storage saves.
       const b = inputs[1] as CpuBuffer;
-      this.#matmul(ins, outs, params as KernelParams["matmul"], { key: b, version: b.version });
+      const key = b.half === null ? { key: b, version: b.version } : undefined;
+      this.#matmul(ins, outs, params as KernelParams["matmul"], key);
       return;
     }
     (CPU_KERNELS[kernel] as (i: HostArray[], o: HostArray[], p: KernelParams[K]) => void)(
@@ -224,10 +331,12 @@ class CpuBackendImpl implements CpuBackend {
     return buffer;
   }
 
+  /** The buffer's values: its own array, or a widened copy of bf16 storage. */
   #data(buffer: BufferHandle, what: string): HostArray {
-    const data = this.#own(buffer, what).data;
-    if (data === null) throw new Error(`cpu.${what}: the buffer was already freed`);
-    return data;
+    const b = this.#own(buffer, what);
+    if (b.half !== null) return bf16ToF32(b.half);
+    if (b.data === null) throw new Error(`cpu.${what}: the buffer was already freed`);
+    return b.data;
   }
 }
 
@@ -287,12 +396,20 @@ export function createCpuBackend(options: CpuBackendOptions = {}): CpuBackend {
         `contradicts ${blasFrom} ${JSON.stringify(blas)}; drop one of them`,
     );
   }
+  const attention = options.attention ?? envVar("RLVR_CPU_ATTENTION") ?? "auto";
+  if (attention !== "auto" && attention !== "ts") {
+    const from = options.attention === undefined ? "env RLVR_CPU_ATTENTION" : "attention";
+    throw new RangeError(
+      `createCpuBackend: ${from} must be "auto" or "ts", got ${JSON.stringify(attention)}`,
+    );
+  }
   const kernels = precision === "f64" || blas === "ts" ? "ts" : blas === "wasm" ? "wasm" : raw;
   const base = createCpuMatmul(kernels, undefined, threads);
   return new CpuBackendImpl(
     precision,
     withBlas(base, precision, blas as BlasChoice, raw === "ts"),
     blas as BlasChoice,
+    attention,
   );
 }
 

@@ -42,3 +42,16 @@ Deno.test("cpu backend: misuse fails with what went wrong", () => {
     /createCpuBackend: precision must be "f32" or "f64", got "f16"/,
   );
 });
+
+Deno.test("cpu backend: attention runs through the wasm matmul unless the oracle is asked for", async () => {
+  const { detectWasmMatmul } = await import("../wasm/matmul_wasm.ts");
+  const fast = detectWasmMatmul() === null ? "ts" : "matmul";
+  assert.equal(createCpuBackend({ blas: "wasm" }).attentionPath, fast);
+  assert.equal(createCpuBackend({ blas: "wasm", attention: "ts" }).attentionPath, "ts");
+  assert.equal(createCpuBackend({ kernels: "ts" }).attentionPath, "ts");
+  assert.equal(createCpuBackend({ precision: "f64" }).attentionPath, "ts");
+  assert.throws(
+    () => createCpuBackend({ attention: "wasm" as never }),
+    /createCpuBackend: attention must be "auto" or "ts", got "wasm"/,
+  );
+});

@@ -72,6 +72,40 @@ export function indexSelect(
   }
 }
 
+/**
+ * `index_select` from a table stored as bfloat16 bit patterns (a bf16-stored embedding): widens
+ * only the rows it copies, exactly (`bits << 16`), into an f32 `y`.
+ *
+ * @example Usage
+ * ```ts
+ * import { indexSelectBf16 } from "./index.ts";
+ * import assert from "node:assert/strict";
+ * const y = new Float32Array(2);
+ * indexSelectBf16(new Uint16Array([0x3f80, 0xc040]), new Int32Array([1, 0]), y, { outer: 1, n: 2, inner: 1, m: 2 });
+ * assert.deepEqual([...y], [-3, 1]);
+ * ```
+ */
+export function indexSelectBf16(
+  x: Uint16Array,
+  idx: HostArray,
+  y: HostArray,
+  p: KernelParams["index_select"],
+): void {
+  const { outer, n, inner, m } = p;
+  if (!(y instanceof Float32Array)) {
+    throw new TypeError("index_select: a bf16-stored table needs an f32 output");
+  }
+  const Y = new Uint32Array(y.buffer, y.byteOffset, y.length);
+  for (let j = 0; j < m; j++) checkIndex("index_select", idx[j]!, n, j);
+  for (let o = 0; o < outer; o++) {
+    for (let j = 0; j < m; j++) {
+      const src = (o * n + idx[j]!) * inner;
+      const dst = (o * m + j) * inner;
+      for (let i = 0; i < inner; i++) Y[dst + i] = x[src + i]! << 16;
+    }
+  }
+}
+
 /** `index_add`: `y[o, idx[j], :] += src[o, j, :]` (repeated indices accumulate). */
 export function indexAdd(
   [idx, src]: HostArray[],

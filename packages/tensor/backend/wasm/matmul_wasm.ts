@@ -50,6 +50,7 @@
 import type { HostArray, KernelParams } from "../types.ts";
 import { matmul as matmulTs } from "../cpu/matmul.ts";
 import { envVar } from "../cpu/env.ts";
+import { bf16ToF32 } from "../../io/half.ts";
 import {
   MATMUL_WASM_RELAXED,
   MATMUL_WASM_RELAXED_SHARED,
@@ -403,12 +404,17 @@ export class WasmMatmul {
       const e = map.get(key);
       if (e === undefined) continue;
       map.delete(key);
-      if (e.at >= 0 && e.gen === this.#gen) {
-        const list = this.#freeSlots.get(e.floats);
-        if (list === undefined) this.#freeSlots.set(e.floats, [e.at]);
-        else list.push(e.at);
-      }
+      this.#freeSlot(e);
     }
+  }
+
+  /** Returns the slot of `e`, if it holds one of this generation, to the free lists. */
+  #freeSlot(e: ResidentEntry): void {
+    if (e.at < 0 || e.gen !== this.#gen) return;
+    const list = this.#freeSlots.get(e.floats);
+    if (list === undefined) this.#freeSlots.set(e.floats, [e.at]);
+    else list.push(e.at);
+    e.at = -1;
   }
 
   /** Drops every resident slot (scratch must grow into their region). */
@@ -432,9 +438,10 @@ export class WasmMatmul {
   ): ResidentEntry | null {
     const map = this.#resident[transB ? 1 : 0]!;
     const floats = roundUp(roundUp(n, NR) * k, 16);
-    let e = map.get(key.key);
+    const e = map.get(key.key);
     if (e === undefined || e.k !== k || e.n !== n) {
-      // First sighting (or a new shape): remember it, pack into scratch.
+      // First sighting (or a new shape, whose old slot goes back): remember it, pack into scratch.
+      if (e !== undefined) this.#freeSlot(e);
       map.set(key.key, { k, n, at: -1, floats, packed: -1, gen: this.#gen });
       return null;
     }
@@ -479,6 +486,19 @@ export class WasmMatmul {
       this.#f32 = new Float32Array(this.#memory.buffer);
     }
     return this.#f32;
+  }
+
+  /**
+   * Copies `len` values of `src` from `from` to float offset `to` of the memory: a memcpy for f32,
+   * a widening (`bits << 16`, exact) for bfloat16 bit patterns (bf16-stored weights).
+   */
+  #copyIn(src: HostArray | Uint16Array, from: number, len: number, to: number): void {
+    if (!(src instanceof Uint16Array)) {
+      this.#f32.set(src.subarray(from, from + len), to);
+      return;
+    }
+    const u32 = new Uint32Array(this.#f32.buffer, 4 * to, len);
+    for (let i = 0; i < len; i++) u32[i] = src[from + i]! << 16;
   }
 
   /** The workers that finished starting (they start in the background). */
@@ -577,9 +597,10 @@ export class WasmMatmul {
       const count = shared ? batch : 1;
       const b0 = bt * bBatchStride;
       if (this.#product(A, B, C, p, bt, count, b0, shared ? bKey : undefined)) continue;
+      const Bf = B instanceof Uint16Array ? bf16ToF32(B) : B;
       for (let t = bt; t < bt + count; t++) {
         matmulTs(
-          [A.subarray(t * p.aBatchStride), B.subarray(b0)],
+          [A.subarray(t * p.aBatchStride), Bf.subarray(b0)],
           [C.subarray(t * m * n, (t + 1) * m * n)],
           { ...p, batch: 1 },
         );
@@ -667,16 +688,13 @@ export class WasmMatmul {
         // packed by an earlier product
       } else if (transB) {
         const src = b0 + j0 * k;
-        f.set(B.subarray(src, src + w * k), rb);
+        this.#copyIn(B, src, w * k, rb);
         f.fill(0, rb + w * k, rb + nq * NR * k + 2 * NR);
         if (!gemv) X.packT(4 * rb, 4 * k, 4 * pw, nq, k, NR);
       } else {
-        if (w === n) f.set(B.subarray(b0, b0 + k * n), rb);
+        if (w === n) this.#copyIn(B, b0, k * n, rb);
         else {
-          for (let kk = 0; kk < k; kk++) {
-            const src = b0 + kk * n + j0;
-            f.set(B.subarray(src, src + w), rb + kk * w);
-          }
+          for (let kk = 0; kk < k; kk++) this.#copyIn(B, b0 + kk * n + j0, w, rb + kk * w);
         }
         f.fill(0, rb + k * w, rb + k * w + 2 * NR);
         X.packN(4 * rb, 4 * w, 4 * pw, nq, k, NR);
@@ -733,6 +751,17 @@ export type CpuKernelsChoice = "auto" | "ts" | "wasm";
 export const WASM_MIN_NK = 1024;
 
 const instances = new Map<string, WasmMatmul>();
+
+/** Whether a `b` operand is f32 values or bfloat16 bit patterns (a bf16-stored weight). */
+function f32OrBf16(b: unknown): boolean {
+  return b instanceof Float32Array || b instanceof Uint16Array;
+}
+
+/** The inputs with a bf16 `b` widened to f32, for the TypeScript kernel. */
+function widenB(inputs: HostArray[]): HostArray[] {
+  const b = inputs[1] as HostArray | Uint16Array;
+  return b instanceof Uint16Array ? [inputs[0]!, bf16ToF32(b)] : inputs;
+}
 
 /** The process-wide instance of a flavour and thread count (shared by every CPU backend). */
 function instance(flavour: WasmMatmulFlavour, threads: number): WasmMatmul {
@@ -834,21 +863,21 @@ export function createCpuMatmul(
     release: (key) => mm.release(key),
     direct: (inputs, outputs, p, bKey) => {
       const [a, b] = inputs, [c] = outputs;
-      if (a instanceof Float32Array && b instanceof Float32Array && c instanceof Float32Array) {
+      if (a instanceof Float32Array && f32OrBf16(b) && c instanceof Float32Array) {
         mm.run(inputs, outputs, p, bKey);
       } else {
-        matmulTs(inputs, outputs, p);
+        matmulTs(widenB(inputs), outputs, p);
       }
     },
     kernel: (inputs, outputs, p, bKey) => {
       const [a, b] = inputs, [c] = outputs;
       if (
-        p.n * p.k >= WASM_MIN_NK && a instanceof Float32Array && b instanceof Float32Array &&
+        p.n * p.k >= WASM_MIN_NK && a instanceof Float32Array && f32OrBf16(b) &&
         c instanceof Float32Array
       ) {
         mm.run(inputs, outputs, p, bKey);
       } else {
-        matmulTs(inputs, outputs, p);
+        matmulTs(widenB(inputs), outputs, p);
       }
     },
   };
