@@ -34,6 +34,24 @@ function visibleKeys(p: Params, i: number): number {
   return p.causal ? Math.max(0, Math.min(p.tk, p.tk - p.tq + i + 1)) : p.tk;
 }
 
+/**
+ * Calls `fn` once per (sequence, kv head) with the offsets of that group: its stacked query rows
+ * (`q`, `o` and their gradients), its keys and values, its first lse row and its mask row.
+ */
+function forEachGroup(
+  p: Params,
+  fn: (qBase: number, kvBase: number, lseBase: number, maskBase: number) => void,
+): void {
+  const { batch, heads, kvHeads, tq, tk, d } = p;
+  const group = heads / kvHeads;
+  for (let b = 0; b < batch; b++) {
+    for (let g = 0; g < kvHeads; g++) {
+      const row = (b * heads + g * group) * tq;
+      fn(row * d, (b * kvHeads + g) * tk * d, row, b * tk);
+    }
+  }
+}
+
 /** A plain product `c = op(a)·op(b)` of one matrix each. */
 function product(
   mm: MatmulKernel,
@@ -139,26 +157,20 @@ export function attentionViaMatmul(
   direct: MatmulKernel,
 ): (inputs: HostArray[], outputs: HostArray[], p: Params) => void {
   return ([q, k, v, mask], [o, lse], p) => {
-    const { batch, heads, kvHeads, tq, tk, d } = p;
-    const group = heads / kvHeads;
-    const rows = group * tq;
+    const { heads, kvHeads, tq, tk, d } = p;
+    const rows = (heads / kvHeads) * tq;
     if (rows === 0) return;
     const scores = new Float32Array(rows * tk);
     const prob = new Float32Array(rows * tk);
-    for (let b = 0; b < batch; b++) {
-      for (let g = 0; g < kvHeads; g++) {
-        const qBase = (b * heads + g * group) * tq * d;
-        const kvBase = (b * kvHeads + g) * tk * d;
-        const Q = q!.subarray(qBase, qBase + rows * d);
-        const K = k!.subarray(kvBase, kvBase + tk * d);
-        const V = v!.subarray(kvBase, kvBase + tk * d);
-        product(direct, Q, K, scores, rows, tk, d, false, true, false);
-        const lseBase = (b * heads + g * group) * tq;
-        probabilities(scores, prob, p, rows, mask, b * tk, lse!, lseBase, true);
-        const O = o!.subarray(qBase, qBase + rows * d);
-        product(direct, prob, V, O, rows, d, tk, false, false, false);
-      }
-    }
+    forEachGroup(p, (qBase, kvBase, lseBase, maskBase) => {
+      const Q = q!.subarray(qBase, qBase + rows * d);
+      const K = k!.subarray(kvBase, kvBase + tk * d);
+      const V = v!.subarray(kvBase, kvBase + tk * d);
+      const O = o!.subarray(qBase, qBase + rows * d);
+      product(direct, Q, K, scores, rows, tk, d, false, true, false);
+      probabilities(scores, prob, p, rows, mask, maskBase, lse!, lseBase, true);
+      product(direct, prob, V, O, rows, d, tk, false, false, false);
+    });
   };
 }
 
@@ -188,9 +200,8 @@ export function attentionBackwardViaMatmul(
   mm: MatmulKernel,
 ): (inputs: HostArray[], outputs: HostArray[], p: Params) => void {
   return ([q, k, v, o, lse, dout, mask], [dq, dk, dv], p) => {
-    const { batch, heads, kvHeads, tq, tk, d, scale } = p;
-    const group = heads / kvHeads;
-    const rows = group * tq;
+    const { heads, kvHeads, tq, tk, d, scale } = p;
+    const rows = (heads / kvHeads) * tq;
     if (rows === 0 || tk === 0 || d === 0) {
       dq!.fill(0);
       dk!.fill(0);
@@ -200,48 +211,33 @@ export function attentionBackwardViaMatmul(
     const scores = new Float32Array(rows * tk);
     const prob = new Float32Array(rows * tk);
     const dp = new Float32Array(rows * tk);
-    for (let b = 0; b < batch; b++) {
-      for (let g = 0; g < kvHeads; g++) {
-        const qBase = (b * heads + g * group) * tq * d;
-        const kvBase = (b * kvHeads + g) * tk * d;
-        const Q = q!.subarray(qBase, qBase + rows * d);
-        const K = k!.subarray(kvBase, kvBase + tk * d);
-        const V = v!.subarray(kvBase, kvBase + tk * d);
-        const O = o!.subarray(qBase, qBase + rows * d);
-        const DO = dout!.subarray(qBase, qBase + rows * d);
-        product(mm, Q, K, scores, rows, tk, d, false, true, true);
-        const lseBase = (b * heads + g * group) * tq;
-        probabilities(scores, prob, p, rows, mask, b * tk, lse!, lseBase, false);
-        product(mm, DO, V, dp, rows, tk, d, false, true, true);
-        // dS = P ∘ (dP − D), in place of dP.
-        for (let r = 0; r < rows; r++) {
-          let D = 0;
-          for (let c = 0; c < d; c++) D += DO[r * d + c]! * O[r * d + c]!;
-          const base = r * tk;
-          for (let j = 0; j < tk; j++) {
-            const pr = prob[base + j]!;
-            dp[base + j] = pr === 0 ? 0 : pr * (dp[base + j]! - D);
-          }
+    forEachGroup(p, (qBase, kvBase, lseBase, maskBase) => {
+      const Q = q!.subarray(qBase, qBase + rows * d);
+      const K = k!.subarray(kvBase, kvBase + tk * d);
+      const V = v!.subarray(kvBase, kvBase + tk * d);
+      const O = o!.subarray(qBase, qBase + rows * d);
+      const DO = dout!.subarray(qBase, qBase + rows * d);
+      product(mm, Q, K, scores, rows, tk, d, false, true, true);
+      probabilities(scores, prob, p, rows, mask, maskBase, lse!, lseBase, false);
+      product(mm, DO, V, dp, rows, tk, d, false, true, true);
+      // dS = P ∘ (dP − D), in place of dP.
+      for (let r = 0; r < rows; r++) {
+        let D = 0;
+        for (let c = 0; c < d; c++) D += DO[r * d + c]! * O[r * d + c]!;
+        const base = r * tk;
+        for (let j = 0; j < tk; j++) {
+          const pr = prob[base + j]!;
+          dp[base + j] = pr === 0 ? 0 : pr * (dp[base + j]! - D);
         }
-        const DQ = dq!.subarray(qBase, qBase + rows * d);
-        product(mm, dp, K, DQ, rows, d, tk, false, false, true);
-        for (let i = 0; i < DQ.length; i++) DQ[i] = scale * DQ[i]!;
-        const DK = dk!.subarray(kvBase, kvBase + tk * d);
-        product(mm, dp, Q, DK, tk, d, rows, true, false, true);
-        for (let i = 0; i < DK.length; i++) DK[i] = scale * DK[i]!;
-        product(
-          mm,
-          prob,
-          DO,
-          dv!.subarray(kvBase, kvBase + tk * d),
-          tk,
-          d,
-          rows,
-          true,
-          false,
-          true,
-        );
       }
-    }
+      const DQ = dq!.subarray(qBase, qBase + rows * d);
+      product(mm, dp, K, DQ, rows, d, tk, false, false, true);
+      for (let i = 0; i < DQ.length; i++) DQ[i] = scale * DQ[i]!;
+      const DK = dk!.subarray(kvBase, kvBase + tk * d);
+      product(mm, dp, Q, DK, tk, d, rows, true, false, true);
+      for (let i = 0; i < DK.length; i++) DK[i] = scale * DK[i]!;
+      const DV = dv!.subarray(kvBase, kvBase + tk * d);
+      product(mm, prob, DO, DV, tk, d, rows, true, false, true);
+    });
   };
 }
