@@ -47,6 +47,7 @@ import {
   Tensor,
 } from "@rlvr/tensor";
 import { configFromHf, configToHf, type ModelConfig, parameterShapes } from "./config.ts";
+import { originalVlName, vlConfigFromHf } from "./vision/config.ts";
 
 /** File names of a Hugging Face checkpoint folder. */
 const CONFIG_FILE = "config.json";
@@ -121,6 +122,11 @@ export interface CheckpointData {
   readonly extra?: ReadonlyMap<string, Tensor>;
   /** Written as `generation_config.json` when given (an existing one is left alone otherwise). */
   readonly generationConfig?: Readonly<Record<string, unknown>> | null;
+  /**
+   * The `config.json` object to write instead of `configToHf(config)` (a vision-language model
+   * writes its own, `vlConfigToHf`); `torch_dtype` is set from the save options.
+   */
+  readonly hfConfig?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -491,10 +497,13 @@ export async function loadCheckpoint(
   }
   const isExtra = extraMatcher(options.allowExtra);
   const configPath = join(dir, CONFIG_FILE);
-  const config = configFromHf(
-    await readJson(configPath, "the model's Hugging Face config (model_type, sizes, ...)"),
-    configPath,
-  );
+  const hf = await readJson(configPath, "the model's Hugging Face config (model_type, sizes, ...)");
+  // A Qwen2-VL folder: its decoder is checked here, under the original names (newer
+  // transformers write `model.language_model.*` and `model.visual.*`); the tower's `visual.*`
+  // tensors are extras for loadVisionLanguageModel.
+  const vl = (hf as Record<string, unknown> | null)?.model_type === "qwen2_vl";
+  const config = vl ? vlConfigFromHf(hf, configPath).text : configFromHf(hf, configPath);
+  const keyOf = vl ? originalVlName : (name: string) => name;
   const generationPath = join(dir, GENERATION_FILE);
   let generationConfig: Record<string, unknown> | null = null;
   if (await exists(generationPath)) {
@@ -550,7 +559,7 @@ export async function loadCheckpoint(
       const file = await readWeightsFile(part.path, part.what);
       const names = part.names ?? file.names();
       // Classify from the header first, so that a mismatched file allocates nothing.
-      const take: { name: string; to: Map<string, Tensor> }[] = [];
+      const take: { name: string; key: string; to: Map<string, Tensor> }[] = [];
       for (const name of names) {
         if (!file.has(name)) {
           throw new Error(
@@ -559,35 +568,42 @@ export async function loadCheckpoint(
               `the checkpoint or restore the missing shard)`,
           );
         }
-        seen.add(name);
+        const key = keyOf(name);
+        seen.add(key);
         const e = file.entry(name);
-        const expected = shapes.get(name);
+        const expected = shapes.get(key);
         if (expected !== undefined) {
           if (!sameShape(e.shape, expected)) {
-            problems.push({ kind: "shape", name, expected, found: e.shape, file: part.path });
+            problems.push({ kind: "shape", name: key, expected, found: e.shape, file: part.path });
           } else if (!FLOAT_STORAGE.includes(e.dtype)) {
-            problems.push({ kind: "dtype", name, dtype: e.dtype, file: part.path });
-          } else take.push({ name, to: found });
-        } else if (name === "lm_head.weight" && config.tieWordEmbeddings) {
+            problems.push({ kind: "dtype", name: key, dtype: e.dtype, file: part.path });
+          } else take.push({ name, key, to: found });
+        } else if (key === "lm_head.weight" && config.tieWordEmbeddings) {
           const want = [config.vocabSize, config.hiddenSize];
           if (!sameShape(e.shape, want)) {
-            problems.push({ kind: "shape", name, expected: want, found: e.shape, file: part.path });
+            problems.push({
+              kind: "shape",
+              name: key,
+              expected: want,
+              found: e.shape,
+              file: part.path,
+            });
           } else if (!FLOAT_STORAGE.includes(e.dtype)) {
-            problems.push({ kind: "dtype", name, dtype: e.dtype, file: part.path });
+            problems.push({ kind: "dtype", name: key, dtype: e.dtype, file: part.path });
           } else if (problems.length === 0) {
             lmHead = { values: file.array(name) as Float32Array, shape: e.shape, file: part.path };
           }
-        } else if (isExtra(name)) {
-          take.push({ name, to: extra });
+        } else if (isExtra(key)) {
+          take.push({ name, key, to: extra });
         } else {
-          problems.push({ kind: "unexpected", name, found: e.shape, file: part.path });
+          problems.push({ kind: "unexpected", name: key, found: e.shape, file: part.path });
         }
       }
       // Once something is wrong the load fails; stop allocating.
       if (problems.length === 0) {
-        for (const { name, to } of take) {
+        for (const { name, key, to } of take) {
           const t = file.tensor(name, tensorOpts);
-          to.set(name, t);
+          to.set(key, t);
           // One tensor at a time, so the f32 copy of only one is held at once.
           if (storage === "bf16" && to === found && t.dtype === "f32") setStorageFormat(t, "bf16");
         }
@@ -712,7 +728,7 @@ export async function saveCheckpoint(
   }
   const { config, params } = data;
   const extra = data.extra ?? new Map<string, Tensor>();
-  const hfConfig = configToHf(config);
+  const hfConfig = data.hfConfig === undefined ? configToHf(config) : { ...data.hfConfig };
   hfConfig.torch_dtype = dtype === "bf16" ? "bfloat16" : "float32";
 
   const shapes = parameterShapes(config);

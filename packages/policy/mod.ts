@@ -83,3 +83,31 @@ export {
   type ScoreItem,
   type ScoreOptions,
 } from "./score.ts";
+export {
+  originalVlName,
+  type VisionConfig,
+  visionConfig,
+  type VisionConfigInit,
+  type VisionLanguageConfig,
+  visionLanguageConfig,
+  visionParameterShapes,
+  vlConfigFromHf,
+  vlConfigToHf,
+} from "./vision/config.ts";
+export {
+  type GridThw,
+  type MropePositions,
+  mropePositions,
+  mropeTables,
+  type MropeTokens,
+  visionPatchPositions,
+  visionRopeTables,
+} from "./vision/rope.ts";
+export { VisionTower } from "./vision/tower.ts";
+export {
+  type ImageInputs,
+  type VisionForwardOptions,
+  type VisionForwardResult,
+  VisionLanguageModel,
+} from "./vision/model.ts";
+export { loadVisionLanguageModel, saveVisionLanguageModel } from "./vision/checkpoint.ts";

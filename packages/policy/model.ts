@@ -63,6 +63,18 @@ export interface ForwardOptions {
    * Hugging Face's `attention_mask`: padded keys are invisible to every query.
    */
   attentionMask?: Tensor;
+  /**
+   * Input embeddings `[batch, t, hiddenSize]` used instead of looking `ids` up in the embedding
+   * matrix (`ids` still gives the shape): a vision-language model puts image features at its
+   * image tokens this way, as `inputs_embeds` in Hugging Face. The caller keeps ownership.
+   */
+  inputEmbeds?: Tensor;
+  /**
+   * RoPE tables (`cos`, `sin`, `[batch, t, headDim/2]` or `[t, headDim/2]`) used instead of those
+   * of `positions`: multimodal rotary positions (Qwen2-VL's M-RoPE) give each rotary frequency
+   * its own position stream. The caller keeps ownership.
+   */
+  rope?: RopeTables;
 }
 
 /**
@@ -368,13 +380,13 @@ export class CausalLM {
     const { batch, t, past } = this.#checkInputs(ids, opts, embed);
     const positions = opts.positions ?? Array.from({ length: t }, (_, i) => past + i);
     return tidy(() => {
-      const tables = ropeTables(positions, {
+      const tables = opts.rope ?? ropeTables(positions, {
         dim: c.headDim,
         theta: c.ropeTheta,
         backend: embed.backend,
         ...(c.ropeScaling === null ? {} : { scaling: c.ropeScaling }),
       });
-      let x = embedding(embed, ids);
+      let x = opts.inputEmbeds ?? embedding(embed, ids);
       const ckpt = this.activationCheckpointing && opts.cache === undefined && isGradEnabled();
       const mask = opts.attentionMask;
       for (let layer = 0; layer < c.numLayers; layer++) {
@@ -391,7 +403,7 @@ export class CausalLM {
             [prev, tables.cos, tables.sin, ...(mask === undefined ? [] : [mask])],
           )
           : tidy(() => this.#block(layer, prev, batch, t, tables, opts));
-        prev.dispose();
+        if (prev !== opts.inputEmbeds) prev.dispose();
       }
       return rmsNorm(x, this.#param("model.norm.weight"), c.rmsNormEps);
     });
@@ -690,6 +702,35 @@ export class CausalLM {
             past + t
           }], ` +
             `got ${mask.dtype} ${fmtShape(mask.shape)}; it covers the cached tokens too`,
+        );
+      }
+    }
+    const emb = opts.inputEmbeds;
+    if (emb !== undefined) {
+      const want = [batch, t, this.config.hiddenSize];
+      if (
+        emb.dtype !== "f32" || emb.ndim !== 3 || emb.shape.some((n, i) => n !== want[i]) ||
+        emb.backend !== embed.backend
+      ) {
+        throw new RangeError(
+          `${op}: inputEmbeds must be f32 ${fmtShape(want)} on ${embed.backend.name} (one row ` +
+            `per token of ids), got ${emb.dtype} ${fmtShape(emb.shape)} on ${emb.backend.name}`,
+        );
+      }
+    }
+    const rt = opts.rope;
+    if (rt !== undefined) {
+      const half = this.config.headDim / 2;
+      const ok = [rt.cos, rt.sin].every((x) =>
+        x.backend === embed.backend && x.shape[x.ndim - 1] === half &&
+        x.shape[x.ndim - 2] === t &&
+        (x.ndim === 2 || (x.ndim === 3 && (x.shape[0] === batch || x.shape[0] === 1)))
+      );
+      if (!ok) {
+        throw new RangeError(
+          `${op}: rope tables must be [batch, t, headDim/2] = [${batch},${t},${half}] (or ` +
+            `[${t},${half}]) on ${embed.backend.name}, got cos ${fmtShape(rt.cos.shape)}, sin ` +
+            `${fmtShape(rt.sin.shape)}; build them for this call's tokens`,
         );
       }
     }

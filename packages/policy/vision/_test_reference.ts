@@ -1,0 +1,182 @@
+/**
+ * Test-only float64 reference of the Qwen2-VL vision tower (transformers'
+ * `Qwen2VisionTransformerPretrainedModel` as loops over host arrays), with random host
+ * parameters. Not published.
+ *
+ * @module
+ */
+
+import { type Backend, getBackend, Rng, type Tensor, tensor } from "@rlvr/tensor";
+import { type GridThw, type VisionConfig, visionParameterShapes, VisionTower } from "@rlvr/policy";
+
+// ---------------------------------------------------------------------------------------------
+// The independent reference: transformers' Qwen2VisionTransformerPretrainedModel written as
+// float64 loops over host arrays, one patch and one head at a time.
+
+export type HostParams = Map<string, Float64Array>;
+
+export function visionHostParams(v: VisionConfig, seed: number): HostParams {
+  const rng = new Rng(seed);
+  const out: HostParams = new Map();
+  for (const [name, shape] of visionParameterShapes(v)) {
+    const size = shape.reduce((a, b) => a * b, 1);
+    const a = new Float64Array(size);
+    for (let i = 0; i < size; i++) {
+      const z = rng.normal();
+      a[i] = Math.fround(
+        /(norm1|norm2|ln_q)\.weight$/.test(name)
+          ? 1 + 0.2 * z
+          : name.endsWith(".bias")
+          ? 0.2 * z
+          : 0.3 * z,
+      );
+    }
+    out.set(name, a);
+  }
+  return out;
+}
+
+export function towerOf(
+  v: VisionConfig,
+  host: HostParams,
+  backend: Backend = getBackend(),
+): VisionTower {
+  const shapes = visionParameterShapes(v);
+  const params = new Map<string, Tensor>();
+  for (const [name, a] of host) params.set(name, tensor(a, { shape: shapes.get(name)!, backend }));
+  return VisionTower.fromParams(v, params);
+}
+
+/** erf to ~1e-15: its Taylor series below 2, the continued fraction of erfc above. */
+export function erf(x: number): number {
+  const z = Math.abs(x);
+  let r: number;
+  if (z < 2) {
+    let term = z;
+    let sum = z;
+    for (let n = 1; n < 80; n++) {
+      term *= (-z * z) / n;
+      sum += term / (2 * n + 1);
+    }
+    r = (2 / Math.sqrt(Math.PI)) * sum;
+  } else {
+    // erfc(z) = exp(−z²)/√π · 1/(z + (1/2)/(z + 1/(z + (3/2)/(z + …)))), evaluated bottom-up.
+    let f = z;
+    for (let n = 120; n >= 1; n--) f = z + n / 2 / f;
+    r = 1 - Math.exp(-z * z) / Math.sqrt(Math.PI) / f;
+  }
+  return x < 0 ? -r : r;
+}
+
+export function refTower(
+  v: VisionConfig,
+  P: HostParams,
+  pixels: number[][],
+  grid: GridThw[],
+): number[][] {
+  const get = (n: string) => P.get(n)!;
+  const linear = (x: number[], name: string): number[] => {
+    const w = get(`${name}.weight`);
+    const b = P.get(`${name}.bias`);
+    const out = w.length / x.length;
+    return Array.from({ length: out }, (_, o) => {
+      let s = b ? b[o]! : 0;
+      for (let i = 0; i < x.length; i++) s += w[o * x.length + i]! * x[i]!;
+      return s;
+    });
+  };
+  const ln = (x: number[], name: string): number[] => {
+    const mean = x.reduce((a, b) => a + b, 0) / x.length;
+    const vr = x.reduce((a, b) => a + (b - mean) ** 2, 0) / x.length;
+    const w = get(`${name}.weight`);
+    const b = get(`${name}.bias`);
+    return x.map((t, i) => ((t - mean) / Math.sqrt(vr + 1e-6)) * w[i]! + b[i]!);
+  };
+  const e = v.embedDim;
+  const H = v.numHeads;
+  const d = e / H;
+  const m = v.spatialMergeSize;
+  // Patch k of a frame of an h×w grid: window ⌊k/m²⌋ in row-major order of the (h/m)×(w/m)
+  // windows, then row-major inside the window.
+  const rowCol: [number, number][] = [];
+  const segments: number[] = [];
+  for (const [t, h, w] of grid) {
+    segments.push(t * h * w);
+    for (let k = 0; k < t * h * w; k++) {
+      const inFrame = k % (h * w);
+      const win = Math.floor(inFrame / (m * m));
+      const inner = inFrame % (m * m);
+      const bh = Math.floor(win / (w / m));
+      const bw = win % (w / m);
+      rowCol.push([bh * m + Math.floor(inner / m), bw * m + (inner % m)]);
+    }
+  }
+  const inv = Array.from({ length: d / 4 }, (_, j) => 1 / 10000 ** ((2 * j) / (d / 2)));
+  const rotate = (x: number[], n: number): number[] => {
+    // emb = cat(rot, rot) with rot = [row·inv, col·inv]; rotate_half over the whole head.
+    const [r, c] = rowCol[n]!;
+    const ang = [...inv.map((f) => r * f), ...inv.map((f) => c * f)];
+    const half = d / 2;
+    const y = x.slice();
+    for (let i = 0; i < half; i++) {
+      y[i] = x[i]! * Math.cos(ang[i]!) - x[i + half]! * Math.sin(ang[i]!);
+      y[i + half] = x[i + half]! * Math.cos(ang[i]!) + x[i]! * Math.sin(ang[i]!);
+    }
+    return y;
+  };
+  const pw = get("visual.patch_embed.proj.weight");
+  let xs = pixels.map((p) =>
+    Array.from({ length: e }, (_, o) => p.reduce((s, val, j) => s + pw[o * p.length + j]! * val, 0))
+  );
+  const act = v.hiddenAct === "quick_gelu"
+    ? (t: number) => t / (1 + Math.exp(-1.702 * t))
+    : (t: number) => 0.5 * t * (1 + erf(t / Math.SQRT2));
+  for (let l = 0; l < v.depth; l++) {
+    const p = `visual.blocks.${l}`;
+    const qkv = xs.map((x) => linear(ln(x, `${p}.norm1`), `${p}.attn.qkv`));
+    const head = (n: number, which: number, hh: number) =>
+      qkv[n]!.slice(which * e + hh * d, which * e + (hh + 1) * d);
+    const attn = xs.map(() => new Array<number>(e).fill(0));
+    let start = 0;
+    for (const len of segments) {
+      for (let hh = 0; hh < H; hh++) {
+        for (let i = start; i < start + len; i++) {
+          const q = rotate(head(i, 0, hh), i);
+          const scores: number[] = [];
+          for (let j = start; j < start + len; j++) {
+            const k = rotate(head(j, 1, hh), j);
+            scores.push(q.reduce((s, a, c) => s + a * k[c]!, 0) / Math.sqrt(d));
+          }
+          const mx = Math.max(...scores);
+          const ex = scores.map((s) => Math.exp(s - mx));
+          const z = ex.reduce((a, b) => a + b, 0);
+          for (let j = 0; j < len; j++) {
+            const val = head(start + j, 2, hh);
+            for (let c = 0; c < d; c++) attn[i]![hh * d + c]! += (ex[j]! / z) * val[c]!;
+          }
+        }
+      }
+      start += len;
+    }
+    xs = xs.map((x, n) => {
+      const x1 = linear(attn[n]!, `${p}.attn.proj`).map((a, i) => a + x[i]!);
+      const f = linear(linear(ln(x1, `${p}.norm2`), `${p}.mlp.fc1`).map(act), `${p}.mlp.fc2`);
+      return f.map((a, i) => a + x1[i]!);
+    });
+  }
+  const normed = xs.map((x) => ln(x, "visual.merger.ln_q"));
+  const out: number[][] = [];
+  for (let g = 0; g < normed.length; g += m * m) {
+    const cat = normed.slice(g, g + m * m).flat();
+    const h1 = linear(cat, "visual.merger.mlp.0").map((t) => 0.5 * t * (1 + erf(t / Math.SQRT2)));
+    out.push(linear(h1, "visual.merger.mlp.2"));
+  }
+  return out;
+}
+
+export function randomPixels(rng: Rng, rows: number, dim: number): number[][] {
+  return Array.from(
+    { length: rows },
+    () => Array.from({ length: dim }, () => Math.fround(rng.normal())),
+  );
+}

@@ -1,0 +1,322 @@
+/**
+ * A Qwen2-VL vision-language model ({@link VisionLanguageModel}): the {@link VisionTower} turns
+ * each image into one feature row per merged patch window, those rows replace the embeddings of
+ * the prompt's `<|image_pad|>` tokens (transformers' `masked_scatter` of `inputs_embeds`), and
+ * the Qwen2 decoder ({@link CausalLM}) runs with multimodal rotary positions (M-RoPE,
+ * {@link mropePositions}). Decoding with a KV cache continues each row at `cache index + delta`,
+ * as transformers' `rope_deltas` do.
+ *
+ * Parameters keep Hugging Face's names of the original Qwen2-VL checkpoints: `visual.*` for the
+ * tower, `model.*` and `lm_head.*` for the decoder.
+ *
+ * @module
+ */
+
+import { concat, embedding, type RopeTables, stack, type Tensor, tensor, tidy } from "@rlvr/tensor";
+import { parameterShapes as decoderShapes } from "../config.ts";
+import type { KVCache } from "../kv_cache.ts";
+import { CausalLM } from "../model.ts";
+import { originalVlName, type VisionLanguageConfig, visionParameterShapes } from "./config.ts";
+import { type GridThw, mropePositions, mropeTables } from "./rope.ts";
+import { VisionTower } from "./tower.ts";
+
+/** Images ready for the tower: the processor's patches and grids (`processQwen2VLImages`). */
+export interface ImageInputs {
+  /** f32 `[Σ t·h·w, patchDim]`, the patches of every image in order. */
+  pixelValues: Tensor;
+  /** `[t, h, w]` of each image, in prompt order across the batch. */
+  gridThw: readonly GridThw[];
+}
+
+/** Options of {@link VisionLanguageModel.forward}. */
+export interface VisionForwardOptions {
+  /** The images of the prompts (prefill only: a call on a non-empty cache takes none). */
+  images?: ImageInputs;
+  /** Key-padding mask `[batch][cacheLength + t]`, 1 = real token, 0 = left padding. */
+  mask?: readonly (readonly number[])[];
+  /** Keys and values of earlier tokens; this call's tokens are appended. */
+  cache?: KVCache;
+  /**
+   * Each row's M-RoPE delta from the prefill (`ropeDeltas` of its result): required when the
+   * cache is not empty.
+   */
+  ropeDeltas?: readonly number[];
+}
+
+/** What {@link VisionLanguageModel.forward} returns. */
+export interface VisionForwardResult {
+  /** f32 `[batch, t, vocabSize]`. */
+  logits: Tensor;
+  /** Per row: add to a later token's cache index to get its position (all three streams). */
+  ropeDeltas: number[];
+}
+
+/**
+ * A Qwen2-VL model: vision tower plus Qwen2 decoder.
+ *
+ * @example Usage
+ * ```ts
+ * import {
+ *   modelConfig, VisionLanguageModel, visionConfig, visionLanguageConfig,
+ * } from "@rlvr/policy";
+ * import { noGrad, zeros } from "@rlvr/tensor";
+ * import assert from "node:assert/strict";
+ * const config = visionLanguageConfig({
+ *   text: modelConfig({
+ *     modelType: "qwen2", vocabSize: 40, hiddenSize: 32, intermediateSize: 64, numLayers: 1,
+ *     numHeads: 2,
+ *   }),
+ *   vision: visionConfig({ depth: 1, embedDim: 16, numHeads: 2, outHiddenSize: 32, patchSize: 2 }),
+ *   imageTokenId: 37, visionStartTokenId: 38, visionEndTokenId: 39, mropeSection: [2, 3, 3],
+ * });
+ * const model = VisionLanguageModel.random(config, { seed: 1 });
+ * // A 2×4-patch image is 2 tokens after merging: <|vision_start|> 37 37 <|vision_end|> text.
+ * const { logits, ropeDeltas } = noGrad(() =>
+ *   model.forward([[38, 37, 37, 39, 5]], {
+ *     images: { pixelValues: zeros([8, 24]), gridThw: [[1, 2, 4]] },
+ *   })
+ * );
+ * assert.deepEqual(logits.shape, [1, 5, 40]);
+ * assert.deepEqual(ropeDeltas, [0]); // widths 0, 1, 2, 3, 4: the last is 4 = 5 − 1
+ * model.dispose();
+ * ```
+ */
+export class VisionLanguageModel {
+  /** The configuration. */
+  readonly config: VisionLanguageConfig;
+  /** The decoder. */
+  readonly lm: CausalLM;
+  /** The vision tower. */
+  readonly tower: VisionTower;
+
+  private constructor(config: VisionLanguageConfig, lm: CausalLM, tower: VisionTower) {
+    this.config = config;
+    this.lm = lm;
+    this.tower = tower;
+  }
+
+  /**
+   * Seeded random weights (the decoder from `seed`, the tower from `seed + 1`), as
+   * `CausalLM.random` and `VisionTower.random` draw them.
+   *
+   * @example Usage
+   * ```ts
+   * import {
+   *   modelConfig, VisionLanguageModel, visionConfig, visionLanguageConfig,
+   * } from "@rlvr/policy";
+   * import assert from "node:assert/strict";
+   * const model = VisionLanguageModel.random(visionLanguageConfig({
+   *   text: modelConfig({
+   *     modelType: "qwen2", vocabSize: 40, hiddenSize: 32, intermediateSize: 64, numLayers: 1,
+   *     numHeads: 2,
+   *   }),
+   *   vision: visionConfig({ depth: 1, embedDim: 16, numHeads: 2, outHiddenSize: 32 }),
+   *   imageTokenId: 37, visionStartTokenId: 38, visionEndTokenId: 39, mropeSection: [2, 3, 3],
+   * }));
+   * assert.ok(model.params.has("visual.merger.mlp.2.weight"));
+   * assert.ok(model.params.has("model.embed_tokens.weight"));
+   * model.dispose();
+   * ```
+   */
+  static random(
+    config: VisionLanguageConfig,
+    opts: { seed?: number; std?: number } = {},
+  ): VisionLanguageModel {
+    const seed = opts.seed ?? 0;
+    const std = opts.std ?? 0.02;
+    const lm = CausalLM.random(config.text, { seed, std });
+    const tower = VisionTower.random(config.vision, { seed: seed + 1, std });
+    return new VisionLanguageModel(config, lm, tower);
+  }
+
+  /**
+   * A model over existing tensors by Hugging Face name (`visual.*` go to the tower, the rest to
+   * the decoder), which it takes ownership of. Checkpoints written by newer transformers
+   * (`model.visual.*`, `model.language_model.*`) are renamed to the original layout first.
+   *
+   * @example Usage
+   * ```ts
+   * import {
+   *   modelConfig, VisionLanguageModel, visionConfig, visionLanguageConfig,
+   * } from "@rlvr/policy";
+   * import assert from "node:assert/strict";
+   * const config = visionLanguageConfig({
+   *   text: modelConfig({
+   *     modelType: "qwen2", vocabSize: 40, hiddenSize: 32, intermediateSize: 64, numLayers: 1,
+   *     numHeads: 2,
+   *   }),
+   *   vision: visionConfig({ depth: 1, embedDim: 16, numHeads: 2, outHiddenSize: 32 }),
+   *   imageTokenId: 37, visionStartTokenId: 38, visionEndTokenId: 39, mropeSection: [2, 3, 3],
+   * });
+   * const a = VisionLanguageModel.random(config);
+   * const b = VisionLanguageModel.fromParams(config, new Map(a.params));
+   * assert.equal(b.params.size, a.params.size);
+   * b.dispose(); // b owns the tensors of a now
+   * ```
+   */
+  static fromParams(
+    config: VisionLanguageConfig,
+    params: Map<string, Tensor>,
+  ): VisionLanguageModel {
+    const lmParams = new Map<string, Tensor>();
+    const towerParams = new Map<string, Tensor>();
+    for (const [raw, t] of params) {
+      const name = originalVlName(raw);
+      (name.startsWith("visual.") ? towerParams : lmParams).set(name, t);
+    }
+    const tower = VisionTower.fromParams(config.vision, towerParams);
+    const lm = CausalLM.fromParams(config.text, lmParams);
+    return new VisionLanguageModel(config, lm, tower);
+  }
+
+  /** Every parameter by Hugging Face name: the tower's and the decoder's. */
+  get params(): Map<string, Tensor> {
+    return new Map([...this.lm.params, ...this.tower.params]);
+  }
+
+  /** Names and shapes of every parameter (tower, then decoder). */
+  static parameterShapes(config: VisionLanguageConfig): Map<string, readonly number[]> {
+    return new Map([
+      ...visionParameterShapes(config.vision),
+      ...decoderShapes(config.text),
+    ]);
+  }
+
+  /**
+   * The tensors an optimizer should update: the decoder's `parameters()` (only LoRA adapters
+   * while LoRA is attached) and, unless `freezeVision`, the tower's.
+   */
+  parameters(opts: { freezeVision?: boolean } = {}): Tensor[] {
+    return [...this.lm.parameters(), ...(opts.freezeVision ? [] : this.tower.parameters())];
+  }
+
+  /**
+   * Logits of every position. Prompts carry `<|vision_start|>` followed by `t·h·w / merge²`
+   * image tokens per image, in the order of `images.gridThw` across the batch.
+   *
+   * @param ids Token ids `[batch][t]` (host: the image tokens and positions are read from them).
+   * @param opts Images, mask, cache and deltas.
+   * @returns Logits and each row's M-RoPE delta.
+   */
+  forward(
+    ids: readonly (readonly number[])[],
+    opts: VisionForwardOptions = {},
+  ): VisionForwardResult {
+    const owner = "VisionLanguageModel.forward";
+    const c = this.config;
+    const embed = this.lm.params.get("model.embed_tokens.weight")!;
+    const backend = embed.backend;
+    const batch = ids.length;
+    const t = ids[0]?.length ?? 0;
+    if (batch < 1 || t < 1 || ids.some((r) => !Array.isArray(r) || r.length !== t)) {
+      throw new RangeError(
+        `${owner}: ids must be ≥ 1 rows of the same length ≥ 1, got ${
+          JSON.stringify(ids).slice(0, 120)
+        }; pad them (left) and pass a mask`,
+      );
+    }
+    const past = opts.cache?.length ?? 0;
+    const mask = opts.mask;
+    if (mask !== undefined) {
+      if (mask.length !== batch || mask.some((r) => r.length !== past + t)) {
+        throw new RangeError(
+          `${owner}: mask must be ${batch} rows of cacheLength + t = ${past + t} values (it ` +
+            `covers the cached tokens too)`,
+        );
+      }
+    }
+    let positions: number[][][];
+    let deltas: number[];
+    if (past === 0) {
+      ({ positions, deltas } = mropePositions(ids, opts.images?.gridThw ?? [], {
+        imageTokenId: c.imageTokenId,
+        visionStartTokenId: c.visionStartTokenId,
+        mergeSize: c.vision.spatialMergeSize,
+      }, mask));
+    } else {
+      if (opts.images !== undefined) {
+        throw new RangeError(
+          `${owner}: images go with the prompt (an empty cache), not with a decode step at ` +
+            `cache length ${past}`,
+        );
+      }
+      const d = opts.ropeDeltas;
+      if (d === undefined || d.length !== batch || !d.every(Number.isInteger)) {
+        throw new RangeError(
+          `${owner}: ropeDeltas must be ${batch} integers (the prefill's ropeDeltas) when the ` +
+            `cache is not empty, got ${JSON.stringify(d)}`,
+        );
+      }
+      deltas = [...d];
+      const rows = ids.map((row, b) => row.map((_, i) => past + i + d[b]!));
+      positions = [rows, rows, rows];
+    }
+    return tidy(() => {
+      const idsT = tensor(ids as number[][], { dtype: "i32", backend });
+      const rope: RopeTables = mropeTables(positions, {
+        headDim: c.text.headDim,
+        theta: c.text.ropeTheta,
+        section: c.mropeSection,
+        backend,
+      });
+      const inputEmbeds = opts.images === undefined
+        ? undefined
+        : this.#scatterImages(ids, idsT, opts.images, mask, past);
+      const logits = this.lm.forward(idsT, {
+        rope,
+        ...(inputEmbeds === undefined ? {} : { inputEmbeds }),
+        ...(opts.cache === undefined ? {} : { cache: opts.cache }),
+        ...(mask === undefined
+          ? {}
+          : { attentionMask: tensor(mask as number[][], { dtype: "i32", backend }) }),
+      });
+      return { logits, ropeDeltas: deltas };
+    });
+  }
+
+  /** Token embeddings with the rows of image tokens replaced by the tower's features, in order. */
+  #scatterImages(
+    ids: readonly (readonly number[])[],
+    idsT: Tensor,
+    images: ImageInputs,
+    mask: readonly (readonly number[])[] | undefined,
+    past: number,
+  ): Tensor {
+    const c = this.config;
+    const features = this.tower.forward(images.pixelValues, images.gridThw);
+    const tokens = embedding(this.lm.params.get("model.embed_tokens.weight")!, idsT);
+    const isImage = (b: number, i: number) =>
+      ids[b]![i] === c.imageTokenId && (mask === undefined || mask[b]![past + i] === 1);
+    const count = ids.reduce((s, row, b) => s + row.filter((_, i) => isImage(b, i)).length, 0);
+    if (count !== features.shape[0]) {
+      throw new RangeError(
+        `VisionLanguageModel.forward: the prompts hold ${count} image tokens but the images give ` +
+          `${features.shape[0]} features; each image needs t·h·w / ${
+            c.vision.spatialMergeSize ** 2
+          } tokens`,
+      );
+    }
+    let used = 0;
+    const rows = ids.map((row, b) => {
+      const parts: Tensor[] = [];
+      const own = tokens.narrow(0, b, 1).reshape(row.length, c.text.hiddenSize);
+      let i = 0;
+      while (i < row.length) {
+        const image = isImage(b, i);
+        let j = i;
+        while (j < row.length && isImage(b, j) === image) j++;
+        parts.push(image ? features.narrow(0, used, j - i) : own.narrow(0, i, j - i));
+        if (image) used += j - i;
+        i = j;
+      }
+      return parts.length === 1 ? parts[0]! : concat(parts, 0);
+    });
+    return stack(rows, 0);
+  }
+
+  /** Frees every tensor (decoder, its extensions, tower). */
+  dispose(): void {
+    this.lm.dispose();
+    this.tower.dispose();
+  }
+}

@@ -1,0 +1,307 @@
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { noGrad, Rng, type Tensor, tensor } from "@rlvr/tensor";
+import { assertClose } from "@rlvr/tensor/testing";
+import {
+  CausalLM,
+  type GridThw,
+  KVCache,
+  modelConfig,
+  mropePositions,
+  parameterShapes,
+  visionConfig,
+  type VisionLanguageConfig,
+  visionLanguageConfig,
+  VisionLanguageModel,
+} from "@rlvr/policy";
+import { hostParams, refLogits } from "../_test_reference.ts";
+import { randomPixels, refTower, visionHostParams } from "./_test_reference.ts";
+
+const IMAGE = 29;
+const START = 30;
+const END = 31;
+
+function config(hiddenAct: "quick_gelu" | "gelu" = "quick_gelu"): VisionLanguageConfig {
+  return visionLanguageConfig({
+    text: modelConfig({
+      modelType: "qwen2",
+      vocabSize: 32,
+      hiddenSize: 16,
+      intermediateSize: 24,
+      numLayers: 2,
+      numHeads: 2,
+      numKvHeads: 1,
+      tieWordEmbeddings: true,
+    }),
+    vision: visionConfig({
+      depth: 1,
+      embedDim: 8,
+      numHeads: 2,
+      hiddenAct,
+      patchSize: 2,
+      outHiddenSize: 16,
+    }),
+    imageTokenId: IMAGE,
+    visionStartTokenId: START,
+    visionEndTokenId: END,
+    mropeSection: [1, 2, 1],
+  });
+}
+
+interface Host {
+  lm: Map<string, Float64Array>;
+  vision: Map<string, Float64Array>;
+}
+
+function modelOf(c: VisionLanguageConfig, host: Host): VisionLanguageModel {
+  const shapes = VisionLanguageModel.parameterShapes(c);
+  const params = new Map<string, Tensor>();
+  for (const [name, a] of [...host.lm, ...host.vision]) {
+    params.set(name, tensor(a, { shape: shapes.get(name)! }));
+  }
+  return VisionLanguageModel.fromParams(c, params);
+}
+
+/** A prompt: some text, then per image <|vision_start|>, its tokens, <|vision_end|>, then text. */
+function prompt(rng: Rng, grids: GridThw[], merge: number): number[] {
+  const text = () =>
+    Array.from({ length: 1 + Math.floor(rng.uniform() * 3) }, () => Math.floor(rng.uniform() * 29));
+  const out = text();
+  for (const [t, h, w] of grids) {
+    out.push(START, ...new Array((t * h * w) / merge ** 2).fill(IMAGE), END, ...text());
+  }
+  return out;
+}
+
+// Tolerance against the float64 reference: rtol 1e-4, atol 1e-5 (f32 weights feed both; each
+// op rounds to f32 through the tower and two decoder layers).
+Deno.test("VisionLanguageModel: logits equal the float64 reference (tower, scatter, M-RoPE decoder) on random weights, images and left padding", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.integer({ min: 0, max: 1e6 }),
+      fc.array(
+        fc.array(
+          fc.tuple(
+            fc.integer({ min: 1, max: 2 }),
+            fc.integer({ min: 1, max: 2 }),
+            fc.integer({ min: 1, max: 3 }),
+          ),
+          {
+            maxLength: 2,
+          },
+        ),
+        { minLength: 1, maxLength: 2 },
+      ),
+      fc.constantFrom<"quick_gelu" | "gelu">("quick_gelu", "gelu"),
+      async (seed, perRow, act) => {
+        const c = config(act);
+        const host: Host = {
+          lm: hostParams(c.text, seed),
+          vision: visionHostParams(c.vision, seed + 1),
+        };
+        const rng = new Rng(seed + 2);
+        const rowsGrids = perRow.map((g) => g.map(([t, h, w]) => [t, 2 * h, 2 * w] as GridThw));
+        const prompts = rowsGrids.map((g) => prompt(rng, g, 2));
+        const width = Math.max(...prompts.map((p) => p.length));
+        const ids = prompts.map((p) => [...new Array(width - p.length).fill(0), ...p]);
+        const mask = prompts.map((
+          p,
+        ) => [...new Array(width - p.length).fill(0), ...p.map(() => 1)]);
+        const grid = rowsGrids.flat();
+        const patches = grid.reduce((s, [t, h, w]) => s + t * h * w, 0);
+        const pixels = randomPixels(rng, patches, 3 * 2 * 2 * 2);
+        const model = modelOf(c, host);
+        try {
+          const { logits } = noGrad(() =>
+            model.forward(ids, {
+              mask,
+              ...(grid.length === 0 ? {} : {
+                images: {
+                  pixelValues: tensor(pixels.length > 0 ? pixels : [[0]]),
+                  gridThw: grid,
+                },
+              }),
+            })
+          );
+          // Reference: token embeddings with image rows replaced by the float64 tower's output.
+          const features = grid.length === 0 ? [] : refTower(c.vision, host.vision, pixels, grid);
+          const embed = host.lm.get("model.embed_tokens.weight")!;
+          let used = 0;
+          const embeds = ids.map((row, b) =>
+            row.map((id, i) =>
+              id === IMAGE && mask[b]![i] === 1
+                ? features[used++]!
+                : Array.from(embed.subarray(id * 16, id * 16 + 16))
+            )
+          );
+          const { positions } = mropePositions(ids, grid, {
+            imageTokenId: IMAGE,
+            visionStartTokenId: START,
+            mergeSize: 2,
+          }, mask);
+          const want = refLogits(c.text, host.lm, {
+            ids,
+            mask,
+            positions: [],
+            embeds,
+            mrope: { positions, section: [1, 2, 1] },
+          });
+          assertClose(await logits.toArray(), want, { rtol: 1e-4, atol: 1e-5 });
+          logits.dispose();
+        } finally {
+          model.dispose();
+        }
+      },
+    ),
+    { numRuns: 10 },
+  );
+});
+
+Deno.test("VisionLanguageModel: text only gives the decoder's logits bit for bit", async () => {
+  const c = config();
+  const model = VisionLanguageModel.random(c, { seed: 3, std: 0.5 });
+  const ids = [[1, 2, 3, 4], [5, 6, 7, 8]];
+  const { logits, ropeDeltas } = noGrad(() => model.forward(ids));
+  const plain = noGrad(() => model.lm.forward(tensor(ids, { dtype: "i32" })));
+  assert.deepEqual(await logits.toArray(), await plain.toArray());
+  assert.deepEqual(ropeDeltas, [0, 0]);
+  model.dispose();
+});
+
+Deno.test("VisionLanguageModel: decoding with a KV cache and ropeDeltas equals the full forward bit for bit", async () => {
+  const c = config();
+  const model = VisionLanguageModel.random(c, { seed: 4, std: 0.5 });
+  const grid: GridThw[] = [[1, 2, 4], [1, 4, 2]];
+  const pixels = tensor(randomPixels(new Rng(5), 16, 24));
+  const ids = [[0, START, IMAGE, IMAGE, END, 7], [START, IMAGE, IMAGE, END, 8, 9]];
+  const mask = [[0, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]];
+  const next = [[11, 12], [13, 14]];
+  const full = noGrad(() =>
+    model.forward(ids.map((r, b) => [...r, ...next[b]!]), {
+      images: { pixelValues: pixels, gridThw: grid },
+      mask: mask.map((r) => [...r, 1, 1]),
+    })
+  );
+  const cache = new KVCache(c.text, 2);
+  const pre = noGrad(() =>
+    model.forward(ids, { images: { pixelValues: pixels, gridThw: grid }, mask, cache })
+  );
+  const steps: number[][][][] = [];
+  for (let s = 0; s < 2; s++) {
+    const m = mask.map((r) => [...r, ...new Array(s + 1).fill(1)]);
+    const out = noGrad(() =>
+      model.forward(next.map((r) => [r[s]!]), { cache, mask: m, ropeDeltas: pre.ropeDeltas })
+    );
+    steps.push(await out.logits.toArray() as number[][][]);
+    out.logits.dispose();
+  }
+  const all = await full.logits.toArray() as number[][][];
+  for (let b = 0; b < 2; b++) {
+    assert.deepEqual(steps[0]![b]![0], all[b]![6], `row ${b} step 0`);
+    assert.deepEqual(steps[1]![b]![0], all[b]![7], `row ${b} step 1`);
+  }
+  assert.throws(
+    () => model.forward([[1], [2]], { cache, mask: mask.map((r) => [...r, 1, 1, 1]) }),
+    /ropeDeltas must be 2 integers/,
+  );
+  cache.dispose();
+  model.dispose();
+});
+
+Deno.test("VisionLanguageModel: a wrong number of image tokens is an error that says how many are needed", () => {
+  const model = VisionLanguageModel.random(config());
+  assert.throws(
+    () =>
+      model.forward([[START, IMAGE, END]], {
+        images: { pixelValues: tensor(randomPixels(new Rng(1), 8, 24)), gridThw: [[1, 2, 4]] },
+      }),
+    /needs 2 image tokens after <\|vision_start\|>, found 1/,
+  );
+  model.dispose();
+});
+
+Deno.test("VisionLanguageModel: newer transformers names (model.visual.*, model.language_model.*) load", () => {
+  const c = config();
+  const a = VisionLanguageModel.random(c);
+  const renamed = new Map<string, Tensor>();
+  for (const [n, t] of a.params) {
+    renamed.set(
+      n.startsWith("visual.") ? `model.${n}` : n.replace(/^model\./, "model.language_model."),
+      t,
+    );
+  }
+  const b = VisionLanguageModel.fromParams(c, renamed);
+  assert.deepEqual(
+    [...b.params.keys()].sort(),
+    [...VisionLanguageModel.parameterShapes(c).keys()].sort(),
+  );
+  assert.equal(parameterShapes(c.text).size + b.tower.params.size, b.params.size);
+  assert.ok(b.lm instanceof CausalLM);
+  b.dispose();
+});
+
+Deno.test("loadVisionLanguageModel: a random-weight Qwen2-VL checkpoint in HF layout (both name layouts, sharded) loads with the same logits", async () => {
+  const { loadVisionLanguageModel, saveVisionLanguageModel, vlConfigToHf } = await import(
+    "@rlvr/policy"
+  );
+  const { saveSafetensors } = await import("@rlvr/tensor");
+  const c = config("gelu");
+  const model = VisionLanguageModel.random(c, { seed: 9, std: 0.3 });
+  const grid: GridThw[] = [[1, 2, 2]];
+  const pixels = tensor(randomPixels(new Rng(10), 4, 24));
+  const ids = [[START, IMAGE, END, 3, 4]];
+  const want = await noGrad(() =>
+    model.forward(ids, { images: { pixelValues: pixels, gridThw: grid } })
+  ).logits.toArray();
+  const dir = await Deno.makeTempDir();
+  try {
+    // Original layout, as the Qwen/Qwen2-VL-* repositories ship it, in several shards.
+    await saveVisionLanguageModel(`${dir}/a`, model, { maxShardBytes: 4096 });
+    const hf = JSON.parse(await Deno.readTextFile(`${dir}/a/config.json`));
+    assert.equal(hf.architectures[0], "Qwen2VLForConditionalGeneration");
+    assert.deepEqual(hf.rope_scaling, { mrope_section: [1, 2, 1], type: "mrope" });
+    const index = JSON.parse(await Deno.readTextFile(`${dir}/a/model.safetensors.index.json`));
+    assert.ok(Object.keys(index.weight_map).includes("visual.blocks.0.attn.qkv.weight"));
+    // Newer transformers layout: model.visual.*, model.language_model.*, text_config.
+    const renamed = new Map<string, Tensor>();
+    for (const [n, t] of model.params) {
+      renamed.set(
+        n.startsWith("visual.") ? `model.${n}` : n.replace(/^model\./, "model.language_model."),
+        t,
+      );
+    }
+    const {
+      vision_config,
+      image_token_id,
+      vision_start_token_id,
+      vision_end_token_id,
+      rope_scaling,
+      ...text
+    } = vlConfigToHf(c);
+    await Deno.mkdir(`${dir}/b`);
+    await saveSafetensors(`${dir}/b/model.safetensors`, renamed);
+    await Deno.writeTextFile(
+      `${dir}/b/config.json`,
+      JSON.stringify({
+        model_type: "qwen2_vl",
+        architectures: ["Qwen2VLForConditionalGeneration"],
+        text_config: { ...text, rope_scaling },
+        vision_config,
+        image_token_id,
+        vision_start_token_id,
+        vision_end_token_id,
+      }),
+    );
+    for (const sub of ["a", "b"]) {
+      const loaded = await loadVisionLanguageModel(`${dir}/${sub}`);
+      const got = await noGrad(() =>
+        loaded.forward(ids, { images: { pixelValues: pixels, gridThw: grid } })
+      ).logits.toArray();
+      assert.deepEqual(got, want, sub);
+      loaded.dispose();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    model.dispose();
+  }
+});
