@@ -35,7 +35,7 @@
 import { type SamplerConfig, TokenSampler } from "@rlvr/sampling";
 import { noGrad, type Tensor, tensor, tidy } from "@rlvr/tensor";
 import { KVCache } from "./kv_cache.ts";
-import type { CausalLM } from "./model.ts";
+import type { CausalLM, ForwardHook } from "./model.ts";
 import type { Tokenizer } from "./tokenizer/tokenizer.ts";
 
 // Re-exported so that `GenerateOptions.sampler` is documented with this package (the same
@@ -126,6 +126,12 @@ export interface GenerateOptions {
    * never.
    */
   interrupt?: () => boolean;
+  /**
+   * Adds input embeddings and RoPE tables to each decoder call (a vision-language model's
+   * `forwardHook(imagesOf)`: image features at the prompt's image tokens, M-RoPE positions);
+   * `rows` are prompt indices. Default none.
+   */
+  forwardHook?: ForwardHook;
   /**
    * Per prompt, added to the `position` part of its draw keys (default 0 each): a row continued
    * after an interruption passes the number of tokens it already has, so token `i` of the whole
@@ -513,10 +519,21 @@ export async function generate(
       tidy(() => {
         // Without padding (equal prompt lengths) the causal mask alone is exact; skip the mask.
         const padded = rows.some((r) => r.pad > 0);
+        const extra = opts.forwardHook?.({
+          ids,
+          rows: rows.map((r) => r.index),
+          cacheLength,
+          mask: padded
+            ? rows.map((r) =>
+              Array.from({ length: cacheLength + t }, (_, j) => (j < r.pad ? 0 : 1))
+            )
+            : null,
+        }) ?? {};
         const hidden = model.hidden(tensor(ids, { dtype: "i32", backend }), {
           cache,
           positions,
           ...(padded ? { attentionMask: maskFor(t) } : {}),
+          ...extra,
         });
         return model.lmHead(hidden.narrow(1, t - 1, 1));
       })

@@ -31,7 +31,13 @@ export {
   parameterCount,
   parameterShapes,
 } from "./config.ts";
-export { CausalLM, type ForwardOptions, type ModelExtension } from "./model.ts";
+export {
+  CausalLM,
+  type ForwardCall,
+  type ForwardHook,
+  type ForwardOptions,
+  type ModelExtension,
+} from "./model.ts";
 export { KVCache, type LayerKV } from "./kv_cache.ts";
 export {
   attachLora,

@@ -77,6 +77,34 @@ export interface ForwardOptions {
   rope?: RopeTables;
 }
 
+/** What a {@link ForwardHook} sees of one decoder call made by `generate` or `scoreCompletions`. */
+export interface ForwardCall {
+  /** Token ids of the call, `[rows][t]`: the (left-padded) prompts at prefill, one token a row when decoding, prompt + completion when scoring. */
+  ids: readonly (readonly number[])[];
+  /** For each row, the index of its sequence in the caller's input (the prompt, or the scored item). */
+  rows: readonly number[];
+  /** Tokens already in the KV cache (0 at prefill and when scoring). */
+  cacheLength: number;
+  /** Key-padding mask `[rows][cacheLength + t]` (1 = real token), or null when nothing is padded. */
+  mask: readonly (readonly number[])[] | null;
+}
+
+/**
+ * Extra inputs a model adds to each decoder call of `generate` and `scoreCompletions`: input
+ * embeddings (image features at image tokens) and RoPE tables (multimodal positions). A
+ * vision-language model makes one with `VisionLanguageModel.forwardHook`. Tensors it returns
+ * are freed by the caller's scope.
+ *
+ * @example Usage
+ * ```ts
+ * import type { ForwardHook } from "@rlvr/policy";
+ * import assert from "node:assert/strict";
+ * const plain: ForwardHook = () => ({}); // text only: nothing to add
+ * assert.deepEqual(plain({ ids: [[1]], rows: [0], cacheLength: 0, mask: null }), {});
+ * ```
+ */
+export type ForwardHook = (call: ForwardCall) => Pick<ForwardOptions, "inputEmbeds" | "rope">;
+
 /**
  * Something attached to a {@link CausalLM} that owns trainable tensors: LoRA adapters
  * (`attachLora`) or a value head (`attachValueHead`). At most one extension of each `kind`.

@@ -46,7 +46,7 @@ import {
   tidy,
   zeros,
 } from "@rlvr/tensor";
-import type { CausalLM } from "./model.ts";
+import type { CausalLM, ForwardHook } from "./model.ts";
 
 /**
  * One sequence to score: the prompt (context only) and the completion whose tokens are scored.
@@ -95,6 +95,11 @@ export interface ScoreOptions {
   rowsPerChunk?: number;
   /** Id of the right-padding slots (any valid id; they are never seen). Default pad id or 0. */
   padTokenId?: number;
+  /**
+   * Adds input embeddings and RoPE tables to each decoder call (a vision-language model's
+   * `forwardHook(imagesOf)`); `rows` are indices into `batch`.
+   */
+  forwardHook?: ForwardHook;
 }
 
 /**
@@ -378,7 +383,13 @@ export function scoreCompletions(
         });
       });
       const gathered = tidy(() => {
-        const hidden = model.hidden(tensor(ids, { dtype: "i32", backend }));
+        const extra = opts.forwardHook?.({
+          ids,
+          rows: rows.map((_, i) => r0 + i),
+          cacheLength: 0,
+          mask: null,
+        }) ?? {};
+        const hidden = model.hidden(tensor(ids, { dtype: "i32", backend }), extra);
         return hidden.reshape(rows.length * L, cfg.hiddenSize).indexSelect(
           0,
           tensor(where, { dtype: "i32", backend }),

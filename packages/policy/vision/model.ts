@@ -15,7 +15,7 @@
 import { concat, embedding, type RopeTables, stack, type Tensor, tensor, tidy } from "@rlvr/tensor";
 import { parameterShapes as decoderShapes } from "../config.ts";
 import type { KVCache } from "../kv_cache.ts";
-import { CausalLM } from "../model.ts";
+import { CausalLM, type ForwardHook } from "../model.ts";
 import { originalVlName, type VisionLanguageConfig, visionParameterShapes } from "./config.ts";
 import { type GridThw, mropePositions, mropeTables } from "./rope.ts";
 import { VisionTower } from "./tower.ts";
@@ -203,7 +203,6 @@ export class VisionLanguageModel {
     opts: VisionForwardOptions = {},
   ): VisionForwardResult {
     const owner = "VisionLanguageModel.forward";
-    const c = this.config;
     const embed = this.lm.params.get("model.embed_tokens.weight")!;
     const backend = embed.backend;
     const batch = ids.length;
@@ -225,44 +224,28 @@ export class VisionLanguageModel {
         );
       }
     }
-    let positions: number[][][];
-    let deltas: number[];
-    if (past === 0) {
-      ({ positions, deltas } = mropePositions(ids, opts.images?.gridThw ?? [], {
-        imageTokenId: c.imageTokenId,
-        visionStartTokenId: c.visionStartTokenId,
-        mergeSize: c.vision.spatialMergeSize,
-      }, mask));
-    } else {
-      if (opts.images !== undefined) {
-        throw new RangeError(
-          `${owner}: images go with the prompt (an empty cache), not with a decode step at ` +
-            `cache length ${past}`,
-        );
-      }
-      const d = opts.ropeDeltas;
-      if (d === undefined || d.length !== batch || !d.every(Number.isInteger)) {
-        throw new RangeError(
-          `${owner}: ropeDeltas must be ${batch} integers (the prefill's ropeDeltas) when the ` +
-            `cache is not empty, got ${JSON.stringify(d)}`,
-        );
-      }
-      deltas = [...d];
-      const rows = ids.map((row, b) => row.map((_, i) => past + i + d[b]!));
-      positions = [rows, rows, rows];
+    if (past > 0 && opts.images !== undefined) {
+      throw new RangeError(
+        `${owner}: images go with the prompt (an empty cache), not with a decode step at ` +
+          `cache length ${past}`,
+      );
+    }
+    const d = opts.ropeDeltas;
+    if (past > 0 && (d === undefined || d.length !== batch || !d.every(Number.isInteger))) {
+      throw new RangeError(
+        `${owner}: ropeDeltas must be ${batch} integers (the prefill's ropeDeltas) when the ` +
+          `cache is not empty, got ${JSON.stringify(d)}`,
+      );
     }
     return tidy(() => {
-      const idsT = tensor(ids as number[][], { dtype: "i32", backend });
-      const rope: RopeTables = mropeTables(positions, {
-        headDim: c.text.headDim,
-        theta: c.text.ropeTheta,
-        section: c.mropeSection,
-        backend,
-      });
-      const inputEmbeds = opts.images === undefined
-        ? undefined
-        : this.#scatterImages(ids, idsT, opts.images, mask, past);
-      const logits = this.lm.forward(idsT, {
+      const { inputEmbeds, rope, deltas } = this.#decoderInputs(
+        ids,
+        past,
+        opts.images,
+        mask,
+        d ?? [],
+      );
+      const logits = this.lm.forward(tensor(ids as number[][], { dtype: "i32", backend }), {
         rope,
         ...(inputEmbeds === undefined ? {} : { inputEmbeds }),
         ...(opts.cache === undefined ? {} : { cache: opts.cache }),
@@ -272,6 +255,114 @@ export class VisionLanguageModel {
       });
       return { logits, ropeDeltas: deltas };
     });
+  }
+
+  /**
+   * A {@link ForwardHook} for `generate` and `scoreCompletions` on `model.lm`: at a prefill (or
+   * when scoring) the images of each row (`imagesOf(row)`, `row` the prompt or item index; none
+   * for a text-only row) go through the tower into the image tokens' embeddings and every token
+   * gets its M-RoPE position; decode steps continue each row at `cache index + delta`. One hook
+   * per `generate` call (it remembers the prefill's deltas).
+   *
+   * @param imagesOf The images of a row, in prompt order, or undefined.
+   * @returns The hook.
+   *
+   * @example Usage
+   * ```ts
+   * import {
+   *   generate, modelConfig, VisionLanguageModel, visionConfig, visionLanguageConfig,
+   * } from "@rlvr/policy";
+   * import { zeros } from "@rlvr/tensor";
+   * import assert from "node:assert/strict";
+   * const model = VisionLanguageModel.random(visionLanguageConfig({
+   *   text: modelConfig({
+   *     modelType: "qwen2", vocabSize: 40, hiddenSize: 32, intermediateSize: 64, numLayers: 1,
+   *     numHeads: 2,
+   *   }),
+   *   vision: visionConfig({ depth: 1, embedDim: 16, numHeads: 2, outHiddenSize: 32, patchSize: 2 }),
+   *   imageTokenId: 37, visionStartTokenId: 38, visionEndTokenId: 39, mropeSection: [2, 3, 3],
+   * }));
+   * const image = { pixelValues: zeros([4, 24]), gridThw: [[1, 2, 2]] as [number, number, number][] };
+   * const out = await generate(model.lm, [[38, 37, 39, 5], [38, 37, 39]], {
+   *   maxNewTokens: 3,
+   *   sampler: { temperature: 0, seed: 0 },
+   *   forwardHook: model.forwardHook(() => image),
+   * });
+   * assert.equal(out.sequences.length, 2);
+   * model.dispose();
+   * ```
+   */
+  forwardHook(imagesOf: (row: number) => ImageInputs | undefined): ForwardHook {
+    const deltas = new Map<number, number>();
+    return (call) => {
+      if (call.cacheLength === 0) {
+        const parts = call.rows.map((r) => imagesOf(r)).filter((x) => x !== undefined);
+        const images: ImageInputs | undefined = parts.length === 0 ? undefined : {
+          pixelValues: parts.length === 1
+            ? parts[0]!.pixelValues
+            : concat(parts.map((p) => p.pixelValues), 0),
+          gridThw: parts.flatMap((p) => [...p.gridThw]),
+        };
+        const out = this.#decoderInputs(call.ids, 0, images, call.mask ?? undefined, []);
+        call.rows.forEach((r, i) => deltas.set(r, out.deltas[i]!));
+        return out.inputEmbeds === undefined ? { rope: out.rope } : {
+          rope: out.rope,
+          inputEmbeds: out.inputEmbeds,
+        };
+      }
+      const d = call.rows.map((r) => {
+        const v = deltas.get(r);
+        if (v === undefined) {
+          throw new Error(
+            `VisionLanguageModel.forwardHook: row ${r} is decoding without a prefill through ` +
+              `this hook; make one hook per generate call`,
+          );
+        }
+        return v;
+      });
+      return {
+        rope: this.#decoderInputs(call.ids, call.cacheLength, undefined, undefined, d).rope,
+      };
+    };
+  }
+
+  /** The decoder's inputs for a call: image-filled embeddings (prefill with images) and M-RoPE. */
+  #decoderInputs(
+    ids: readonly (readonly number[])[],
+    past: number,
+    images: ImageInputs | undefined,
+    mask: readonly (readonly number[])[] | undefined,
+    pastDeltas: readonly number[],
+  ): { inputEmbeds: Tensor | undefined; rope: RopeTables; deltas: number[] } {
+    const c = this.config;
+    const backend = this.lm.params.get("model.embed_tokens.weight")!.backend;
+    let positions: number[][][];
+    let deltas: number[];
+    if (past === 0) {
+      ({ positions, deltas } = mropePositions(ids, images?.gridThw ?? [], {
+        imageTokenId: c.imageTokenId,
+        visionStartTokenId: c.visionStartTokenId,
+        mergeSize: c.vision.spatialMergeSize,
+      }, mask));
+    } else {
+      deltas = [...pastDeltas];
+      const rows = ids.map((row, b) => row.map((_, i) => past + i + pastDeltas[b]!));
+      positions = [rows, rows, rows];
+    }
+    const rope = mropeTables(positions, {
+      headDim: c.text.headDim,
+      theta: c.text.ropeTheta,
+      section: c.mropeSection,
+      backend,
+    });
+    const inputEmbeds = images === undefined ? undefined : this.#scatterImages(
+      ids,
+      tensor(ids as number[][], { dtype: "i32", backend }),
+      images,
+      mask,
+      past,
+    );
+    return { inputEmbeds, rope, deltas };
   }
 
   /** Token embeddings with the rows of image tokens replaced by the tower's features, in order. */

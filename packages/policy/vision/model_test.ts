@@ -305,3 +305,45 @@ Deno.test("loadVisionLanguageModel: a random-weight Qwen2-VL checkpoint in HF la
     model.dispose();
   }
 });
+
+Deno.test("VisionLanguageModel.forwardHook: generate (left-padded, KV cache) and scoreCompletions with images give the logprobs of the full forward", async () => {
+  const { generate, scoreCompletions } = await import("@rlvr/policy");
+  const { logSoftmax } = await import("@rlvr/tensor");
+  const c = config();
+  const model = VisionLanguageModel.random(c, { seed: 11, std: 0.5 });
+  const images = [
+    { pixelValues: tensor(randomPixels(new Rng(12), 8, 24)), gridThw: [[1, 2, 4]] as GridThw[] },
+    undefined,
+    { pixelValues: tensor(randomPixels(new Rng(13), 8, 24)), gridThw: [[1, 4, 2]] as GridThw[] },
+  ];
+  const prompts = [[START, IMAGE, IMAGE, END, 5], [3, 4], [6, START, IMAGE, IMAGE, END]];
+  const out = await generate(model.lm, prompts, {
+    maxNewTokens: 4,
+    sampler: { temperature: 1, seed: 3 },
+    eosTokenIds: [],
+    forwardHook: model.forwardHook((r) => images[r]),
+  });
+  const scores = noGrad(() =>
+    scoreCompletions(
+      model.lm,
+      out.sequences.map((s) => ({ promptIds: s.promptIds, completionIds: s.tokens })),
+      { forwardHook: model.forwardHook((r) => images[r]), entropy: false },
+    )
+  );
+  const scored = await scores.logprobs.toArray() as number[][];
+  for (const [b, s] of out.sequences.entries()) {
+    const ids = [[...s.promptIds, ...s.tokens]];
+    const img = images[b];
+    const { logits } = noGrad(() => model.forward(ids, img === undefined ? {} : { images: img }));
+    const lp = await noGrad(() => logSoftmax(logits, -1)).toArray() as number[][][];
+    const p = s.promptIds.length;
+    const want = s.tokens.map((tok, i) => lp[0]![p - 1 + i]![tok]!);
+    assertClose(s.logprobs, want, { rtol: 1e-5, atol: 1e-5, msg: `generate row ${b}` });
+    assertClose(scored[b]!.slice(0, s.tokens.length), want, {
+      rtol: 1e-5,
+      atol: 1e-5,
+      msg: `score row ${b}`,
+    });
+  }
+  model.dispose();
+});
