@@ -54,7 +54,7 @@ export interface Study {
 
 /**
  * Config values every full study run has over `grpo_cot` (shorter runs; see the module doc): the
- * recipe's batch (64 responses, 8 groups) and rate for 40 of its 200 steps, held-out pass@1 on 64
+ * recipe's batch (64 responses, 8 groups) and rate for 40 of its 400 steps, held-out pass@1 on 64
  * problems × 4 samples at steps 0, 20 and 40. Sized so that two arms × three seeds fit in 20
  * minutes on the 2-core lab machine (each run about 3.5 minutes, two at a time), set before any
  * full run; 24 steps of 32 responses moved nothing at this rate.
