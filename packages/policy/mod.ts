@@ -112,6 +112,7 @@ export {
 export { VisionTower } from "./vision/tower.ts";
 export {
   type ImageInputs,
+  VISION_EXTENSION,
   type VisionForwardOptions,
   type VisionForwardResult,
   VisionLanguageModel,

@@ -20,6 +20,9 @@ import { originalVlName, type VisionLanguageConfig, visionParameterShapes } from
 import { type GridThw, mropePositions, mropeTables } from "./rope.ts";
 import { VisionTower } from "./tower.ts";
 
+/** The kind of the extension by which a {@link VisionLanguageModel}'s tower rides on its decoder. */
+export const VISION_EXTENSION = "vision";
+
 /** Images ready for the tower: the processor's patches and grids (`processQwen2VLImages`). */
 export interface ImageInputs {
   /** f32 `[Σ t·h·w, patchDim]`, the patches of every image in order. */
@@ -89,10 +92,54 @@ export class VisionLanguageModel {
   /** The vision tower. */
   readonly tower: VisionTower;
 
+  #towerTrainable = true;
+
   private constructor(config: VisionLanguageConfig, lm: CausalLM, tower: VisionTower) {
     this.config = config;
     this.lm = lm;
     this.tower = tower;
+    // The tower rides on the decoder as an extension, so that everything that takes a CausalLM
+    // (an optimizer over `lm.parameters()`, gradient clipping, weight sync, `lm.dispose()`)
+    // covers it too; with LoRA attached it stays trainable unless frozen.
+    lm.attach({
+      kind: VISION_EXTENSION,
+      freezesBase: false,
+      namedParameters: () => this.#towerTrainable ? new Map(tower.params) : new Map(),
+      dispose: () => tower.dispose(),
+    });
+  }
+
+  /**
+   * Whether the tower trains (default true): false leaves it out of `parameters()` (and of
+   * `lm.parameters()`) and stops gradients into it, as a frozen vision encoder in TRL / veRL.
+   *
+   * @example Usage
+   * ```ts
+   * import {
+   *   modelConfig, VisionLanguageModel, visionConfig, visionLanguageConfig,
+   * } from "@rlvr/policy";
+   * import assert from "node:assert/strict";
+   * const model = VisionLanguageModel.random(visionLanguageConfig({
+   *   text: modelConfig({
+   *     modelType: "qwen2", vocabSize: 40, hiddenSize: 32, intermediateSize: 64, numLayers: 1,
+   *     numHeads: 2,
+   *   }),
+   *   vision: visionConfig({ depth: 1, embedDim: 16, numHeads: 2, outHiddenSize: 32 }),
+   *   imageTokenId: 37, visionStartTokenId: 38, visionEndTokenId: 39, mropeSection: [2, 3, 3],
+   * }));
+   * const all = model.parameters().length;
+   * model.towerTrainable = false;
+   * assert.equal(model.parameters().length, all - model.tower.params.size);
+   * model.dispose();
+   * ```
+   */
+  get towerTrainable(): boolean {
+    return this.#towerTrainable;
+  }
+
+  set towerTrainable(on: boolean) {
+    this.#towerTrainable = on;
+    for (const t of this.tower.params.values()) t.requiresGrad = on;
   }
 
   /**
@@ -183,11 +230,11 @@ export class VisionLanguageModel {
   }
 
   /**
-   * The tensors an optimizer should update: the decoder's `parameters()` (only LoRA adapters
-   * while LoRA is attached) and, unless `freezeVision`, the tower's.
+   * The tensors an optimizer should update, `lm.parameters()`: the decoder's (only the LoRA
+   * adapters while LoRA is attached) and the tower's unless {@link towerTrainable} is false.
    */
-  parameters(opts: { freezeVision?: boolean } = {}): Tensor[] {
-    return [...this.lm.parameters(), ...(opts.freezeVision ? [] : this.tower.parameters())];
+  parameters(): Tensor[] {
+    return this.lm.parameters();
   }
 
   /**
@@ -405,9 +452,8 @@ export class VisionLanguageModel {
     return stack(rows, 0);
   }
 
-  /** Frees every tensor (decoder, its extensions, tower). */
+  /** Frees every tensor (decoder, its extensions, the tower among them). */
   dispose(): void {
     this.lm.dispose();
-    this.tower.dispose();
   }
 }

@@ -347,3 +347,35 @@ Deno.test("VisionLanguageModel.forwardHook: generate (left-padded, KV cache) and
   }
   model.dispose();
 });
+
+Deno.test("VisionLanguageModel: the tower trains through lm.parameters() (an optimizer over the decoder sees it) unless frozen", async () => {
+  const { AdamW } = await import("@rlvr/tensor");
+  const c = config();
+  const model = VisionLanguageModel.random(c, { seed: 14, std: 0.3 });
+  const images = {
+    pixelValues: tensor(randomPixels(new Rng(15), 8, 24)),
+    gridThw: [[1, 2, 4]] as GridThw[],
+  };
+  const ids = [[START, IMAGE, IMAGE, END, 3, 4]];
+  const name = "visual.blocks.0.attn.qkv.weight";
+  const step = async () => {
+    const opt = new AdamW(model.lm.parameters(), { lr: 1e-2 });
+    const before = await model.tower.params.get(name)!.toArray();
+    const { logits } = model.forward(ids, { images });
+    logits.sum().backward();
+    opt.step();
+    opt.zeroGrad();
+    logits.dispose();
+    opt.dispose();
+    return { before, after: await model.tower.params.get(name)!.toArray() };
+  };
+  assert.ok(model.lm.namedParameters().has(name));
+  const trained = await step();
+  assert.notDeepEqual(trained.after, trained.before);
+  model.towerTrainable = false;
+  assert.ok(!model.lm.namedParameters().has(name));
+  const frozen = await step();
+  assert.deepEqual(frozen.after, frozen.before);
+  model.dispose();
+  assert.ok(model.tower.params.get(name)!.isDisposed);
+});
