@@ -1,7 +1,7 @@
 /**
  * Cross-package checks of the workspace layout and of the dependency rule: packages depend
- * downward only (`common` at the bottom imports nothing; advantage and rewards need no tensor
- * library; nothing imports apps/).
+ * downward only (`common` and `image` at the bottom import no workspace package; advantage and
+ * rewards need no tensor library; nothing imports apps/).
  *
  * @module
  */
@@ -16,14 +16,16 @@ const members: string[] = config.workspace;
 /** Which workspace packages each package may import (besides itself). */
 const ALLOWED: Record<string, string[]> = {
   "@rlvr/common": [],
+  "@rlvr/image": [],
   "@rlvr/tensor": ["@rlvr/common"],
   "@rlvr/advantage": ["@rlvr/common"],
-  "@rlvr/rewards": ["@rlvr/common"],
+  "@rlvr/rewards": ["@rlvr/common", "@rlvr/image"],
   "@rlvr/sampling": ["@rlvr/common"],
   "@rlvr/objectives": ["@rlvr/common", "@rlvr/tensor", "@rlvr/advantage"],
-  "@rlvr/policy": ["@rlvr/common", "@rlvr/tensor", "@rlvr/sampling"],
+  "@rlvr/policy": ["@rlvr/common", "@rlvr/image", "@rlvr/tensor", "@rlvr/sampling"],
   "@rlvr/infra": [
     "@rlvr/common",
+    "@rlvr/image",
     "@rlvr/tensor",
     "@rlvr/policy",
     "@rlvr/rewards",
@@ -33,6 +35,7 @@ const ALLOWED: Record<string, string[]> = {
   ],
   "@rlvr/train": [
     "@rlvr/common",
+    "@rlvr/image",
     "@rlvr/tensor",
     "@rlvr/policy",
     "@rlvr/rewards",
@@ -56,7 +59,17 @@ Deno.test("workspace: every member has deno.json (name, version, exports, licens
     [...members].sort(),
     [
       "./apps/train",
-      ...["advantage", "common", "infra", "objectives", "policy", "rewards", "sampling", "tensor"]
+      ...[
+        "advantage",
+        "common",
+        "image",
+        "infra",
+        "objectives",
+        "policy",
+        "rewards",
+        "sampling",
+        "tensor",
+      ]
         .map((p) => `./packages/${p}`),
     ].sort(),
   );
