@@ -13,6 +13,8 @@
  * @module
  */
 
+import { fail, int } from "./_check.ts";
+
 /** Architectures this package implements (the `model_type` of `config.json`). */
 export const MODEL_TYPES = ["llama", "qwen2", "qwen3"] as const;
 
@@ -82,23 +84,6 @@ export type ModelConfigInit =
     "vocabSize" | "hiddenSize" | "intermediateSize" | "numLayers" | "numHeads"
   >
   & Partial<ModelConfig>;
-
-function fail(source: string, field: string, value: unknown, want: string): never {
-  let shown: string;
-  try {
-    shown = JSON.stringify(value) ?? String(value);
-  } catch {
-    shown = String(value);
-  }
-  throw new RangeError(`${source}: ${field} must be ${want}, got ${shown}`);
-}
-
-function int(source: string, field: string, value: unknown, min: number): number {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min) {
-    fail(source, field, value, `an integer >= ${min}`);
-  }
-  return value;
-}
 
 function positive(source: string, field: string, value: unknown): number {
   if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {

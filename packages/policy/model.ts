@@ -43,6 +43,7 @@ import {
   tidy,
 } from "@rlvr/tensor";
 import { Rng } from "@rlvr/tensor";
+import { describeProblems, paramProblems } from "./_check.ts";
 import { type ModelConfig, parameterShapes } from "./config.ts";
 import type { KVCache } from "./kv_cache.ts";
 
@@ -304,37 +305,13 @@ export class CausalLM {
    * ```
    */
   static fromParams(config: ModelConfig, params: Map<string, Tensor>): CausalLM {
-    const want = parameterShapes(config);
-    const missing = [...want.keys()].filter((n) => !params.has(n));
-    const unexpected = [...params.keys()].filter((n) => !want.has(n));
-    const wrong: string[] = [];
-    let backend: Tensor["backend"] | null = null;
-    for (const [name, t] of params) {
-      const shape = want.get(name);
-      if (shape === undefined) continue;
-      if (t.isDisposed) {
-        wrong.push(`${name} is disposed`);
-        continue;
-      }
-      if (t.shape.length !== shape.length || t.shape.some((n, i) => n !== shape[i])) {
-        wrong.push(`${name} is ${fmtShape(t.shape)}, want ${fmtShape(shape)}`);
-      }
-      if (t.dtype !== "f32") wrong.push(`${name} is ${t.dtype}, want f32`);
-      if (t.gradFn !== null) wrong.push(`${name} is the output of an op, want a leaf (detach it)`);
-      backend ??= t.backend;
-      if (t.backend !== backend) {
-        wrong.push(`${name} lives on ${t.backend.name}, the others on ${backend.name}`);
-      }
-    }
+    const problems = paramProblems(parameterShapes(config), params);
+    const { missing, unexpected, wrong } = problems;
     if (missing.length + unexpected.length + wrong.length > 0) {
-      const parts: string[] = [];
-      if (missing.length > 0) parts.push(`missing: ${missing.join(", ")}`);
-      if (unexpected.length > 0) parts.push(`unexpected: ${unexpected.join(", ")}`);
-      if (wrong.length > 0) parts.push(`mis-shaped: ${wrong.join("; ")}`);
       throw new RangeError(
         `CausalLM.fromParams: the tensors do not fit the ${config.modelType} config ` +
           `(${missing.length} missing, ${unexpected.length} unexpected, ${wrong.length} mis-shaped); ` +
-          `${parts.join(" | ")}. Names and shapes come from parameterShapes(config)` +
+          `${describeProblems(problems)}. Names and shapes come from parameterShapes(config)` +
           (config.tieWordEmbeddings && params.has("lm_head.weight")
             ? "; the config ties embeddings, so drop lm_head.weight"
             : ""),

@@ -9,6 +9,7 @@
  * @module
  */
 
+import { fail, int } from "../_check.ts";
 import { configFromHf, configToHf, type ModelConfig } from "../config.ts";
 
 /** The vision tower of Qwen2-VL (`Qwen2VisionTransformerPretrainedModel`). */
@@ -58,23 +59,6 @@ export interface VisionLanguageConfig {
 export type VisionConfigInit =
   & Pick<VisionConfig, "depth" | "embedDim" | "numHeads" | "outHiddenSize">
   & Partial<VisionConfig>;
-
-function fail(source: string, field: string, value: unknown, want: string): never {
-  let shown: string;
-  try {
-    shown = JSON.stringify(value) ?? String(value);
-  } catch {
-    shown = String(value);
-  }
-  throw new RangeError(`${source}: ${field} must be ${want}, got ${shown}`);
-}
-
-function int(source: string, field: string, value: unknown, min: number): number {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min) {
-    fail(source, field, value, `an integer >= ${min}`);
-  }
-  return value;
-}
 
 /**
  * A validated vision tower config; defaults are Qwen2-VL's (`mlpRatio` 4, `quick_gelu`, 3

@@ -23,6 +23,7 @@ import {
   tensor,
   tidy,
 } from "@rlvr/tensor";
+import { describeProblems, paramProblems } from "../_check.ts";
 import { type VisionConfig, visionParameterShapes } from "./config.ts";
 import { type GridThw, visionRopeTables } from "./rope.ts";
 
@@ -142,26 +143,11 @@ export class VisionTower {
    * ```
    */
   static fromParams(config: VisionConfig, params: Map<string, Tensor>): VisionTower {
-    const want = visionParameterShapes(config);
-    const missing = [...want.keys()].filter((n) => !params.has(n));
-    const unexpected = [...params.keys()].filter((n) => !want.has(n));
-    const wrong: string[] = [];
-    for (const [name, t] of params) {
-      const shape = want.get(name);
-      if (shape === undefined) continue;
-      if (t.shape.length !== shape.length || t.shape.some((n, i) => n !== shape[i])) {
-        wrong.push(`${name} is [${t.shape}], want [${shape}]`);
-      }
-      if (t.dtype !== "f32") wrong.push(`${name} is ${t.dtype}, want f32`);
-    }
-    if (missing.length + unexpected.length + wrong.length > 0) {
-      const parts: string[] = [];
-      if (missing.length > 0) parts.push(`missing: ${missing.join(", ")}`);
-      if (unexpected.length > 0) parts.push(`unexpected: ${unexpected.join(", ")}`);
-      if (wrong.length > 0) parts.push(`mis-shaped: ${wrong.join("; ")}`);
+    const problems = paramProblems(visionParameterShapes(config), params);
+    if (problems.missing.length + problems.unexpected.length + problems.wrong.length > 0) {
       throw new RangeError(
-        `VisionTower.fromParams: the tensors do not fit the vision config; ${parts.join(" | ")}. ` +
-          `Names and shapes come from visionParameterShapes(config)`,
+        `VisionTower.fromParams: the tensors do not fit the vision config; ` +
+          `${describeProblems(problems)}. Names and shapes come from visionParameterShapes(config)`,
       );
     }
     return new VisionTower(config, keep(new Map(params)));
