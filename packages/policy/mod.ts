@@ -118,3 +118,4 @@ export {
   VisionLanguageModel,
 } from "./vision/model.ts";
 export { loadVisionLanguageModel, saveVisionLanguageModel } from "./vision/checkpoint.ts";
+export { expandImageTokens, imageInputs, type ProcessedPixels } from "./vision/inputs.ts";
