@@ -8,10 +8,44 @@
  * @module
  */
 
+import { checkNumber } from "../_check.ts";
 import { draw } from "../tasks/_knob.ts";
 import type { Rng } from "../tasks/rng.ts";
-import type { ShapeColor } from "./palette.ts";
-import type { Shape, ShapeKind } from "./shapes.ts";
+import { SHAPE_COLORS, type ShapeColor } from "./palette.ts";
+import { type Shape, SHAPE_KINDS, type ShapeKind } from "./shapes.ts";
+
+/**
+ * The `colors` (1–6, default 3) and `kinds` (1–4, default 3) options of a shape task, checked.
+ */
+export function vocabularyOptions(
+  owner: string,
+  opts: { colors?: number; kinds?: number },
+): { colors: number; kinds: number } {
+  return {
+    colors: checkNumber(owner, "options.colors", opts.colors ?? 3, {
+      min: 1,
+      max: SHAPE_COLORS.length,
+      integer: true,
+    }),
+    kinds: checkNumber(owner, "options.kinds", opts.kinds ?? 3, {
+      min: 1,
+      max: SHAPE_KINDS.length,
+      integer: true,
+    }),
+  };
+}
+
+/** A row's colours and kinds in play: `colors` and `kinds` of them, shuffled (the first are the target's). */
+export function drawVocabulary(
+  rng: Rng,
+  colors: number,
+  kinds: number,
+): { palette: ShapeColor[]; shapeKinds: ShapeKind[] } {
+  return {
+    palette: rng.shuffle(SHAPE_COLORS).slice(0, colors),
+    shapeKinds: rng.shuffle(SHAPE_KINDS).slice(0, kinds),
+  };
+}
 
 /** The cell grid of a canvas. */
 export interface Layout {

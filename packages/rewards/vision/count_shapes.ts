@@ -15,13 +15,13 @@
  */
 
 import { toDataUrl } from "@rlvr/image";
-import { checkName, checkNumber, checkOptions } from "../_check.ts";
+import { checkName, checkOptions } from "../_check.ts";
 import { draw, type Knob } from "../tasks/_knob.ts";
 import { defineTask, type Task } from "../tasks/task.ts";
-import { layout, place, sceneKey } from "./_scene.ts";
+import { drawVocabulary, layout, place, sceneKey, vocabularyOptions } from "./_scene.ts";
 import { imageSize, knobOr, parseInteger } from "./_util.ts";
-import { SHAPE_COLORS, type ShapeColor } from "./palette.ts";
-import { drawShapes, type Shape, SHAPE_KINDS, type ShapeKind } from "./shapes.ts";
+import type { ShapeColor } from "./palette.ts";
+import { drawShapes, type Shape, type ShapeKind } from "./shapes.ts";
 import type { ImageSizeOption, VisionRow } from "./vision_row.ts";
 
 /** A row of {@link countShapesTask}; its image is `drawShapes(width, height, shapes)`. */
@@ -81,16 +81,7 @@ export function countShapesTask(options?: CountShapesOptions): Task<CountShapesR
   );
   const count = knobOr(owner, "options.count", opts.count, [0, 5], 0, 40);
   const distractors = knobOr(owner, "options.distractors", opts.distractors, [1, 5], 0, 40);
-  const colors = checkNumber(owner, "options.colors", opts.colors ?? 3, {
-    min: 1,
-    max: SHAPE_COLORS.length,
-    integer: true,
-  });
-  const kinds = checkNumber(owner, "options.kinds", opts.kinds ?? 3, {
-    min: 1,
-    max: SHAPE_KINDS.length,
-    integer: true,
-  });
+  const { colors, kinds } = vocabularyOptions(owner, opts);
   const sizes = knobOr(owner, "options.shapeSize", opts.shapeSize, [12, 18], 6, 200);
   const [width, height] = imageSize(owner, "options.size", opts.size, 112);
   const name = checkName(owner, "options.name", opts.name ?? "count_shapes");
@@ -113,8 +104,7 @@ export function countShapesTask(options?: CountShapesOptions): Task<CountShapesR
   return defineTask<CountShapesRow>({
     name,
     generate(rng) {
-      const palette = rng.shuffle(SHAPE_COLORS).slice(0, colors);
-      const shapeKinds = rng.shuffle(SHAPE_KINDS).slice(0, kinds);
+      const { palette, shapeKinds } = drawVocabulary(rng, colors, kinds);
       const targetColor = palette[0]!;
       const targetKind = shapeKinds[0]!;
       const others = palette.flatMap((color) => shapeKinds.map((kind) => ({ color, kind }))).filter(

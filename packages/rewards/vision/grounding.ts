@@ -24,11 +24,10 @@ import { extractFinalAnswer } from "../extract.ts";
 import { draw, type Knob } from "../tasks/_knob.ts";
 import { defineTask, type Task } from "../tasks/task.ts";
 import type { Reward } from "../types.ts";
-import { layout, place, sceneKey } from "./_scene.ts";
+import { drawVocabulary, layout, place, sceneKey, vocabularyOptions } from "./_scene.ts";
 import { imageSize, knobOr } from "./_util.ts";
 import { boxIou, parseBox } from "./box.ts";
-import { SHAPE_COLORS } from "./palette.ts";
-import { drawShapes, type Shape, SHAPE_KINDS, shapeBox } from "./shapes.ts";
+import { drawShapes, type Shape, shapeBox } from "./shapes.ts";
 import type { ImageSizeOption, VisionRow } from "./vision_row.ts";
 
 /** A row of {@link groundingTask}; its image is `drawShapes(width, height, shapes)`. */
@@ -86,16 +85,7 @@ export function groundingTask(options?: GroundingOptions): Task<GroundingRow> {
     "{shapes?, colors?, kinds?, shapeSize?, size?, minIou?, name?}",
   );
   const count = knobOr(owner, "options.shapes", opts.shapes, [3, 6], 1, 30);
-  const colors = checkNumber(owner, "options.colors", opts.colors ?? 3, {
-    min: 1,
-    max: SHAPE_COLORS.length,
-    integer: true,
-  });
-  const kinds = checkNumber(owner, "options.kinds", opts.kinds ?? 3, {
-    min: 1,
-    max: SHAPE_KINDS.length,
-    integer: true,
-  });
+  const { colors, kinds } = vocabularyOptions(owner, opts);
   const sizes = knobOr(owner, "options.shapeSize", opts.shapeSize, [12, 24], 6, 200);
   const [width, height] = imageSize(owner, "options.size", opts.size, 112);
   const minIou = checkNumber(owner, "options.minIou", opts.minIou ?? 0.5, {
@@ -122,8 +112,7 @@ export function groundingTask(options?: GroundingOptions): Task<GroundingRow> {
   return defineTask<GroundingRow>({
     name,
     generate(rng) {
-      const palette = rng.shuffle(SHAPE_COLORS).slice(0, colors);
-      const shapeKinds = rng.shuffle(SHAPE_KINDS).slice(0, kinds);
+      const { palette, shapeKinds } = drawVocabulary(rng, colors, kinds);
       const goal = { color: palette[0]!, kind: shapeKinds[0]! };
       const others = palette.flatMap((color) => shapeKinds.map((kind) => ({ color, kind })))
         .filter((s) => s.color !== goal.color || s.kind !== goal.kind);
