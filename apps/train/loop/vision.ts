@@ -1,0 +1,199 @@
+/**
+ * Images of task rows for a vision-language policy: {@link RowImages} decodes and processes
+ * each row's `images` (PNG/JPEG data URLs or file paths) once, with the model's processor
+ * options, and keeps the result by source, so the groups of a prompt, its scoring, its
+ * reference scoring and its evaluation share one decode. `hook` turns it into the
+ * `ForwardHook` that `generate` and `scoreCompletions` take on `model.lm`.
+ *
+ * Design decisions: images are processed before a batch's first forward pass (`prepare`,
+ * asynchronous: a path is read from disk) so that the hook, which runs inside the synchronous
+ * forward, only reads the cache; the cache is bounded by entries (least recently used out), and
+ * each image by the decoder's byte and pixel limits, since rows come from users' datasets.
+ *
+ * @module
+ */
+
+import {
+  type DecodeLimits,
+  loadImage,
+  processQwen2VLImages,
+  type Qwen2VLOptions,
+} from "@rlvr/image";
+import {
+  type ForwardHook,
+  type GridThw,
+  imageInputs,
+  type ProcessedPixels,
+  type VisionLanguageModel,
+} from "@rlvr/policy";
+import type { TaskRow } from "@rlvr/rewards";
+
+/** The most images one row may carry. */
+export const MAX_IMAGES_PER_ROW = 16;
+
+/** One processed image: its patches, grid and image-token count. */
+interface Processed {
+  pixelValues: Float32Array;
+  patchDim: number;
+  grid: GridThw;
+  tokens: number;
+}
+
+/** Options of {@link RowImages}. */
+export interface RowImagesOptions {
+  /** The model's processor options (from its `preprocessor_config.json`). */
+  processor?: Qwen2VLOptions;
+  /** Decoder limits per image (bytes, pixels). */
+  limits?: DecodeLimits;
+  /** Processed images kept (default 4096; least recently used dropped first). */
+  maxEntries?: number;
+}
+
+/**
+ * The image sources of a row: `row.images` as a list of strings, `[]` for a text-only row.
+ * Throws naming the row and the field when it is something else.
+ *
+ * @example Usage
+ * ```ts
+ * import { rowImageSources } from "./vision.ts";
+ * import assert from "node:assert/strict";
+ * const row = { id: "r", task: "t", prompt: "?", answer: "1", difficulty: 1 };
+ * assert.deepEqual(rowImageSources(row), []);
+ * assert.throws(() => rowImageSources({ ...row, images: [3] }), /row r: images\[0\] must be/);
+ * ```
+ */
+export function rowImageSources(row: TaskRow): string[] {
+  const images = (row as TaskRow & { images?: unknown }).images;
+  if (images === undefined || images === null) return [];
+  if (!Array.isArray(images)) {
+    throw new TypeError(
+      `row ${row.id}: images must be a list of data URLs or file paths, got ${typeof images}`,
+    );
+  }
+  if (images.length > MAX_IMAGES_PER_ROW) {
+    throw new RangeError(
+      `row ${row.id}: images holds ${images.length} images, more than ${MAX_IMAGES_PER_ROW}; ` +
+        `split the row`,
+    );
+  }
+  images.forEach((s, i) => {
+    if (typeof s !== "string" || s.length === 0) {
+      throw new TypeError(
+        `row ${row.id}: images[${i}] must be a non-empty string (a data:image/png;base64,... ` +
+          `URL or a file path), got ${JSON.stringify(s)?.slice(0, 60)}`,
+      );
+    }
+  });
+  return images as string[];
+}
+
+/**
+ * Processed images of task rows, cached by source (see the module doc).
+ *
+ * @example Usage
+ * ```ts
+ * import { RowImages } from "./vision.ts";
+ * import { countShapesTask } from "@rlvr/rewards/vision";
+ * import assert from "node:assert/strict";
+ * const row = countShapesTask({ size: 56, count: [0, 2], distractors: [1, 2], shapeSize: [8, 10] }).row(0, 0);
+ * const images = new RowImages({ processor: { minPixels: 56 * 56, maxPixels: 56 * 56 } });
+ * await images.prepare([row]);
+ * assert.deepEqual(images.tokenCounts(row), [4]); // 56 px: 4×4 patches, 2×2 merged
+ * assert.equal(images.pixels(row)!.gridThw.length, 1);
+ * ```
+ */
+export class RowImages {
+  readonly #processor: Qwen2VLOptions;
+  readonly #limits: DecodeLimits | undefined;
+  readonly #maxEntries: number;
+  readonly #cache = new Map<string, Processed>();
+
+  constructor(options: RowImagesOptions = {}) {
+    this.#processor = options.processor ?? {};
+    this.#limits = options.limits;
+    const max = options.maxEntries ?? 4096;
+    if (!Number.isInteger(max) || max < 1) {
+      throw new RangeError(`RowImages: maxEntries must be an integer >= 1, got ${max}`);
+    }
+    this.#maxEntries = max;
+  }
+
+  /** Decodes and processes the images of `rows` that are not cached yet. */
+  async prepare(rows: readonly TaskRow[]): Promise<void> {
+    for (const row of rows) {
+      for (const [i, source] of rowImageSources(row).entries()) {
+        if (this.#cache.has(source)) {
+          this.#touch(source);
+          continue;
+        }
+        let out: ReturnType<typeof processQwen2VLImages>;
+        try {
+          const image = await loadImage(source, this.#limits);
+          out = processQwen2VLImages([image], this.#processor);
+        } catch (e) {
+          throw new Error(`row ${row.id}: images[${i}]: ${(e as Error).message}`, { cause: e });
+        }
+        this.#cache.set(source, {
+          pixelValues: out.pixelValues,
+          patchDim: out.patchDim,
+          grid: out.gridThw[0]!,
+          tokens: out.imageTokenCounts[0]!,
+        });
+        while (this.#cache.size > this.#maxEntries) {
+          this.#cache.delete(this.#cache.keys().next().value!);
+        }
+      }
+    }
+  }
+
+  #touch(source: string): void {
+    const v = this.#cache.get(source)!;
+    this.#cache.delete(source);
+    this.#cache.set(source, v);
+  }
+
+  #get(row: TaskRow): Processed[] {
+    return rowImageSources(row).map((source, i) => {
+      const p = this.#cache.get(source);
+      if (p === undefined) {
+        throw new Error(
+          `RowImages: row ${row.id}: images[${i}] was not prepared; call prepare(rows) before ` +
+            `the forward pass`,
+        );
+      }
+      return p;
+    });
+  }
+
+  /** The `<|image_pad|>` tokens each image of `row` takes (after {@link prepare}). */
+  tokenCounts(row: TaskRow): number[] {
+    return this.#get(row).map((p) => p.tokens);
+  }
+
+  /** Every image of `row` as one processor output, or undefined for a text-only row. */
+  pixels(row: TaskRow): ProcessedPixels | undefined {
+    const parts = this.#get(row);
+    if (parts.length === 0) return undefined;
+    const size = parts.reduce((n, p) => n + p.pixelValues.length, 0);
+    const pixelValues = new Float32Array(size);
+    let at = 0;
+    for (const p of parts) {
+      pixelValues.set(p.pixelValues, at);
+      at += p.pixelValues.length;
+    }
+    return { pixelValues, patchDim: parts[0]!.patchDim, gridThw: parts.map((p) => p.grid) };
+  }
+
+  /**
+   * The hook that runs `model` with the images of each row: `rowOf(i)` is the task row of the
+   * call's sequence `i` (prompt index in `generate`, item index in `scoreCompletions`).
+   */
+  hook(model: VisionLanguageModel, rowOf: (i: number) => TaskRow | undefined): ForwardHook {
+    const backend = model.lm.params.get("model.embed_tokens.weight")!.backend;
+    return model.forwardHook((i) => {
+      const row = rowOf(i);
+      const px = row === undefined ? undefined : this.pixels(row);
+      return px === undefined ? undefined : imageInputs(px, backend);
+    });
+  }
+}
