@@ -63,6 +63,7 @@ export {
   CHAR_SPECIAL_TOKENS,
   CharTokenizer,
   type CharTokenizerOptions,
+  type ChatContentPart,
   type ChatMessage,
   type DecodeOptions,
   type EncodeOptions,

@@ -515,7 +515,7 @@ function chatPrompt(body: Body, tokenizer: Tokenizer): number[] {
       msgs === undefined ? "missing_required_parameter" : "invalid_value",
     );
   }
-  const messages: ChatMessage[] = msgs.map((m, i) => {
+  const messages: (ChatMessage & { content: string })[] = msgs.map((m, i) => {
     if (typeof m !== "object" || m === null || typeof (m as Body).role !== "string") {
       throw bad(`messages[${i}]`, m, `a message {role: "user", content: "..."}`);
     }

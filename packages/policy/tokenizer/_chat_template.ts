@@ -176,10 +176,28 @@ function checkMessages(owner: string, messages: readonly ChatMessage[]): void {
         `${owner}: messages[${i}] must be an object with a string role, got ${show(m)}`,
       );
     }
-    if (typeof m.content !== "string") {
+    if (typeof m.content === "string") return;
+    if (!Array.isArray(m.content)) {
       throw new TypeError(
-        `${owner}: messages[${i}].content must be a string, got ${show(m.content)}`,
+        `${owner}: messages[${i}].content must be a string or a list of parts, got ${
+          show(m.content)
+        }`,
       );
     }
+    (m.content as unknown[]).forEach((part, j) => {
+      const p = part as Record<string, unknown>;
+      const ok = isObject(part) && (
+        (p.type === "text" && typeof p.text === "string") ||
+        (p.type === "image" && (p.image === undefined || typeof p.image === "string")) ||
+        (p.type === "image_url" && isObject(p.image_url) &&
+          typeof (p.image_url as Record<string, unknown>).url === "string")
+      );
+      if (!ok) {
+        throw new TypeError(
+          `${owner}: messages[${i}].content[${j}] must be {type: "text", text}, {type: "image"} ` +
+            `or {type: "image_url", image_url: {url}}, got ${show(part)}`,
+        );
+      }
+    });
   });
 }

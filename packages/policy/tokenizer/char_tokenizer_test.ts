@@ -207,7 +207,7 @@ Deno.test("CharTokenizer: the built-in template rejects tools and unknown roles"
   );
   assert.throws(
     () => tok.applyChatTemplate([{ role: "user", content: 3 as unknown as string }]),
-    /messages\[0\]\.content must be a string, got 3/,
+    /messages\[0\]\.content must be a string or a list of parts, got 3/,
   );
   assert.throws(
     () => tok.applyChatTemplate([{ role: "user", content: "a" }], { extra: { messages: [] } }),

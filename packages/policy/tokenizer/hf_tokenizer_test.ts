@@ -353,3 +353,43 @@ Deno.test("HfTokenizer.load: chat_template.jinja is used when the config has non
     },
   );
 });
+
+// The shape of Qwen2-VL's chat template (chat_template.json of Qwen/Qwen2-VL-*-Instruct): string
+// content as is, each image part as <|vision_start|><|image_pad|><|vision_end|>, text parts
+// verbatim. Written here, not copied, to test that content parts reach the template.
+const QWEN2VL_TEMPLATE =
+  "{% for message in messages %}{% if loop.first and message['role'] != 'system' %}" +
+  "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n{% endif %}<|im_start|>{{ message['role'] }}\n" +
+  "{% if message['content'] is string %}{{ message['content'] }}{% else %}" +
+  "{% for part in message['content'] %}{% if part['type'] == 'image' or part['type'] == 'image_url' %}" +
+  "<|vision_start|><|image_pad|><|vision_end|>{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}" +
+  "{% endfor %}{% endif %}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+
+Deno.test("applyChatTemplate: multimodal content parts reach a Qwen2-VL-style template; image markers are single special tokens", () => {
+  const tok = new HfTokenizer(
+    JSON.parse(Deno.readTextFileSync(join(QWEN3_DIR, "tokenizer.json"))),
+    { ...QWEN3_CONFIG, chat_template: QWEN2VL_TEMPLATE },
+  );
+  const text = tok.applyChatTemplate([{
+    role: "user",
+    content: [
+      { type: "image" },
+      { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } },
+      { type: "text", text: "How many circles?" },
+    ],
+  }], { addGenerationPrompt: true });
+  assert.equal(
+    text,
+    "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n" +
+      "<|vision_start|><|image_pad|><|vision_end|><|vision_start|><|image_pad|><|vision_end|>" +
+      "How many circles?<|im_end|>\n<|im_start|>assistant\n",
+  );
+  const ids = tok.encode(text, { addSpecialTokens: false });
+  const pad = tok.encode("<|image_pad|>", { addSpecialTokens: false });
+  assert.equal(pad.length, 1);
+  assert.equal(ids.filter((id) => id === pad[0]).length, 2);
+  assert.throws(
+    () => tok.applyChatTemplate([{ role: "user", content: [{ type: "audio" } as never] }]),
+    /messages\[0\]\.content\[0\] must be \{type: "text", text\}/,
+  );
+});

@@ -16,6 +16,7 @@
 
 export type {
   ApplyChatTemplateOptions,
+  ChatContentPart,
   ChatMessage,
   DecodeOptions,
   EncodeOptions,

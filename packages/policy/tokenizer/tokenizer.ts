@@ -31,11 +31,33 @@
 export interface ChatMessage {
   /** `"system"`, `"user"`, `"assistant"` or `"tool"` (templates may accept others). */
   role: string;
-  /** The text of the message. */
-  content: string;
+  /**
+   * The text of the message, or its parts (OpenAI / Hugging Face multimodal messages), which the
+   * template renders: a vision-language template writes `<|vision_start|><|image_pad|><|vision_end|>`
+   * for each image part.
+   */
+  content: string | readonly ChatContentPart[];
   /** Extra fields, passed to the template as they are. */
   [key: string]: unknown;
 }
+
+/**
+ * One part of a multimodal {@link ChatMessage}: text, or an image (HF's `{type: "image"}`, with an
+ * optional source, or OpenAI's `{type: "image_url", image_url: {url}}`). The template sees the
+ * part as it is.
+ *
+ * @example Usage
+ * ```ts
+ * import type { ChatContentPart } from "@rlvr/policy";
+ * import assert from "node:assert/strict";
+ * const parts: ChatContentPart[] = [{ type: "image" }, { type: "text", text: "How many?" }];
+ * assert.equal(parts.length, 2);
+ * ```
+ */
+export type ChatContentPart =
+  | { type: "text"; text: string }
+  | { type: "image"; image?: string }
+  | { type: "image_url"; image_url: { url: string } };
 
 /**
  * Options of {@link Tokenizer.encode}.
