@@ -11,7 +11,7 @@
  * @module
  */
 
-import { type CausalLM, scoreCompletions } from "@rlvr/policy";
+import { type CausalLM, type ForwardHook, scoreCompletions } from "@rlvr/policy";
 import { clipGradNorm, type Optimizer, type Tensor, tensor } from "@rlvr/tensor";
 
 /** One training sequence of {@link sftStep}. */
@@ -32,6 +32,12 @@ export interface SftStepOptions {
    * padding.
    */
   microBatch?: number;
+  /**
+   * The {@link ForwardHook} of each forward/backward pass, made from the pass's sequences (its
+   * rows are indices into `part`): a vision-language model's `forwardHook` puts each sequence's
+   * images into its image tokens (`pretrain_vl.ts`). Default none (text only).
+   */
+  forwardHook?: (part: readonly SftSequence[]) => ForwardHook;
 }
 
 /**
@@ -91,7 +97,11 @@ export async function sftGradients(
   let value = 0;
   for (let at = 0; at < order.length; at += micro) {
     const part = order.slice(at, at + micro);
-    const scores = scoreCompletions(model, part, { entropy: false });
+    const hook = options.forwardHook?.(part);
+    const scores = scoreCompletions(model, part, {
+      entropy: false,
+      ...(hook === undefined ? {} : { forwardHook: hook }),
+    });
     let weights = scores.mask;
     if (part.some((b) => b.lossMask !== undefined)) {
       const T = scores.logprobs.shape[1]!;

@@ -1,0 +1,329 @@
+/**
+ * Prompts and traces of the vision-language warm start (`deno task pretrain:vl`): a row of a
+ * visual task becomes prompt token ids around its processed image ({@link vlPrompt}) and, for
+ * supervised training, a step-by-step completion `<think>…</think><answer>…</answer>`
+ * ({@link vlCompletion}).
+ *
+ * Design decisions:
+ * - **The prompt is Qwen2-VL's image block plus a compact question.** `<bos>`, then per image
+ *   `<|vision_start|>`, one `<|image_pad|>` per image token (what the processor's grid gives) and
+ *   `<|vision_end|>`, then the question in a few characters (`red circles?`): a char-level model
+ *   of a million parameters cannot read the task's English instructions, as in `format.ts`.
+ * - **The trace describes the image, then counts in text.** At the warm start's sizes a 56-pixel
+ *   image is 4×4 patches of 14 pixels, one token each (merge 1), and every shape sits inside one
+ *   patch. The trace goes through the patch rows in the processor's (row-major) order; for each
+ *   it writes every patch's content (`.` for an empty patch, else a code per shape: its colour's
+ *   and kind's first letters, `rc` for a red circle), then `:` and the number of targets in the
+ *   row, then `=` and the running total: `rc.gt.:1=1 bs...:0=1 rcrc.gd:2=3 ....:0=3`. The answer
+ *   is the last total. Each code is read off one image token, so the tower is taught by every
+ *   shape, whatever the question; matching the question's colour and kind happens in text.
+ *   (A first design wrote only each token's count of targets, `1+0=1+2=3+1=4`, four 2×2-merged
+ *   tokens: after 300 steps of 32 its model still answered from the prior, as if blind — the
+ *   tower had to learn colour and kind from a signal that depended on the question. With the
+ *   description the tower's features are learned from every shape; at 800 steps the
+ *   descriptions are right for 99% of the rows.)
+ * - **A noisy teacher, on purpose.** With probability `slipRate` one row's count is written one
+ *   off (one more for a row without targets, else one more or one less at random) and the totals
+ *   go on from it, so the answer is wrong: SFT learns to slip, sampling at temperature 1 does,
+ *   greedy decoding mostly does not, and RL has a mistake to unlearn.
+ * - **The answers are what the task verifiers read** (`<answer>4</answer>`), so the tasks'
+ *   rewards and the format reward apply unchanged.
+ *
+ * @module
+ */
+
+import {
+  decodeImage,
+  parseDataUrl,
+  processQwen2VLImages,
+  type Qwen2VLOptions,
+  type RgbImage,
+} from "@rlvr/image";
+import type { CharTokenizer, GridThw } from "@rlvr/policy";
+import type { Rng, TaskRow } from "@rlvr/rewards";
+
+/** A row's prompt for the vision-language model: token ids and the processed images. */
+export interface VlPrompt {
+  /** Prompt token ids: `<bos>`, each image's block, the question. */
+  ids: number[];
+  /** The processor's patches of every image in order, `[Σ t·h·w, patchDim]` row-major. */
+  pixelValues: Float32Array;
+  /** Values per patch row. */
+  patchDim: number;
+  /** `[t, h, w]` of each image, in patches. */
+  gridThw: GridThw[];
+}
+
+/** Options of {@link vlCompletion}. */
+export interface VlTraceOptions {
+  /**
+   * Probability that one patch row's count is written one off and the totals go on from it (the
+   * answer is then wrong; default 0.2).
+   */
+  slipRate?: number;
+}
+
+/**
+ * The compact question of a row: `red circles?` for counting; a task without a compact form
+ * keeps its full prompt.
+ *
+ * @example Usage
+ * ```ts
+ * import { vlQuestion } from "./vl_format.ts";
+ * import { countShapesTask } from "@rlvr/rewards/vision";
+ * import assert from "node:assert/strict";
+ * const row = countShapesTask({ size: 56, shapeSize: [8, 10] }).row(0, 0);
+ * assert.equal(vlQuestion(row), `${row.targetColor} ${row.targetKind}s?`);
+ * ```
+ */
+export function vlQuestion(row: TaskRow): string {
+  if (typeof row.targetColor === "string" && typeof row.targetKind === "string") {
+    return `${row.targetColor} ${row.targetKind}s?`;
+  }
+  return row.prompt;
+}
+
+/**
+ * The decoded images of a row (its `images`, PNG or JPEG data URLs).
+ *
+ * @example Usage
+ * ```ts
+ * import { rowImages } from "./vl_format.ts";
+ * import { countShapesTask } from "@rlvr/rewards/vision";
+ * import assert from "node:assert/strict";
+ * const [image] = rowImages(countShapesTask({ size: 56, shapeSize: [8, 10] }).row(0, 0));
+ * assert.equal(image!.width, 56);
+ * ```
+ */
+export function rowImages(row: TaskRow): RgbImage[] {
+  const images = row.images;
+  if (!Array.isArray(images) || images.length === 0) {
+    throw new TypeError(
+      `vlPrompt: row ${row.id} has no images (a visual task's row carries images: [data URL])`,
+    );
+  }
+  return images.map((url) => decodeImage(parseDataUrl(url as string).bytes));
+}
+
+/**
+ * The prompt of a row for the vision-language model (see the module doc): token ids and the
+ * processed images, one `<|image_pad|>` per image token.
+ *
+ * @example Usage
+ * ```ts
+ * import { vlPrompt } from "./vl_format.ts";
+ * import { VL_PROCESSOR, vlTokenizer } from "./pretrain_vl.ts";
+ * import { countShapesTask } from "@rlvr/rewards/vision";
+ * import assert from "node:assert/strict";
+ * const tok = vlTokenizer();
+ * const row = countShapesTask({ size: 56, shapeSize: [8, 10] }).row(0, 0);
+ * const p = vlPrompt(row, tok, VL_PROCESSOR);
+ * assert.deepEqual(p.gridThw, [[1, 4, 4]]); // 16 patches of 14 pixels, one token each
+ * assert.equal(p.pixelValues.length, 16 * p.patchDim);
+ * assert.match(tok.decode(p.ids), /^<bos><\|vision_start\|>(<\|image_pad\|>){16}<\|vision_end\|>\w+ \w+s\?$/);
+ * ```
+ */
+export function vlPrompt(
+  row: TaskRow,
+  tokenizer: CharTokenizer,
+  processor: Qwen2VLOptions,
+): VlPrompt {
+  const processed = processQwen2VLImages(rowImages(row), processor);
+  return {
+    ids: vlPromptIds(tokenizer, row, processed.imageTokenCounts),
+    pixelValues: processed.pixelValues,
+    patchDim: processed.patchDim,
+    gridThw: processed.gridThw,
+  };
+}
+
+/**
+ * The prompt token ids of a row whose images take `imageTokenCounts` image tokens (the
+ * processor's counts, e.g. `RowImages.tokenCounts(row)` of `loop/vision.ts`): `<bos>`, per image
+ * `<|vision_start|>`, that many `<|image_pad|>` and `<|vision_end|>`, then {@link vlQuestion}.
+ *
+ * @example Usage
+ * ```ts
+ * import { vlPromptIds } from "./vl_format.ts";
+ * import { vlTokenizer } from "./pretrain_vl.ts";
+ * import { countShapesTask } from "@rlvr/rewards/vision";
+ * import assert from "node:assert/strict";
+ * const tok = vlTokenizer();
+ * const row = countShapesTask({ size: 56, shapeSize: [8, 10] }).row(0, 0);
+ * const ids = vlPromptIds(tok, row, [2]);
+ * assert.equal(
+ *   tok.decode(ids),
+ *   `<bos><|vision_start|><|image_pad|><|image_pad|><|vision_end|>${row.targetColor} ${row.targetKind}s?`,
+ * );
+ * ```
+ */
+export function vlPromptIds(
+  tokenizer: CharTokenizer,
+  row: TaskRow,
+  imageTokenCounts: readonly number[],
+): number[] {
+  const token = (word: string) => {
+    const ids = tokenizer.encode(word, { addSpecialTokens: false });
+    if (ids.length !== 1) {
+      throw new RangeError(`vlPromptIds: the tokenizer must have ${word} as one token`);
+    }
+    return ids[0]!;
+  };
+  const start = token("<|vision_start|>");
+  const pad = token("<|image_pad|>");
+  const end = token("<|vision_end|>");
+  const ids: number[] = tokenizer.bosTokenId === null ? [] : [tokenizer.bosTokenId];
+  for (const n of imageTokenCounts) {
+    ids.push(start, ...new Array<number>(n).fill(pad), end);
+  }
+  ids.push(...tokenizer.encode(vlQuestion(row), { addSpecialTokens: false }));
+  return ids;
+}
+
+/** A shape of a counting row, as `countShapesTask` stores it. */
+interface RowShape {
+  kind: string;
+  color: string;
+  x: number;
+  y: number;
+  size: number;
+}
+
+/**
+ * The code of a shape in a trace: its colour's and its kind's first letters (`rc` for a red
+ * circle; the six colours and four kinds all differ in their first letter).
+ *
+ * @example Usage
+ * ```ts
+ * import { shapeCode } from "./vl_format.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(shapeCode({ color: "purple", kind: "diamond" }), "pd");
+ * ```
+ */
+export function shapeCode(shape: { color: string; kind: string }): string {
+  return `${shape.color[0]}${shape.kind[0]}`;
+}
+
+/**
+ * The shapes of a counting row by image token: cell `r · w + c` of the processor's `[t, h, w]`
+ * grid (merge 1: one token per patch) holds the shapes whose centre lies in patch (r, c).
+ *
+ * @example Usage
+ * ```ts
+ * import { cellShapes } from "./vl_format.ts";
+ * import { countShapesTask } from "@rlvr/rewards/vision";
+ * import assert from "node:assert/strict";
+ * const row = countShapesTask({ size: 56, shapeSize: [8, 10] }).row(0, 2);
+ * const cells = cellShapes(row, [1, 4, 4]);
+ * assert.equal(cells.length, 16);
+ * assert.equal(cells.flat().length, row.shapes.length);
+ * ```
+ */
+export function cellShapes(row: TaskRow, grid: GridThw): RowShape[][] {
+  const shapes = row.shapes as RowShape[];
+  const width = row.width as number;
+  const height = row.height as number;
+  const [, rows, cols] = grid;
+  const cells: RowShape[][] = Array.from({ length: rows * cols }, () => []);
+  for (const s of shapes) {
+    const c = Math.min(cols - 1, Math.floor((s.x + s.size / 2) * cols / width));
+    const r = Math.min(rows - 1, Math.floor((s.y + s.size / 2) * rows / height));
+    cells[r * cols + c]!.push(s);
+  }
+  return cells;
+}
+
+/**
+ * A supervised completion of a counting row (see the module doc), drawing its slips from `rng`;
+ * null for a row the trace format does not cover (not a counting row).
+ *
+ * @example Usage
+ * ```ts
+ * import { vlCompletion } from "./vl_format.ts";
+ * import { countShapesTask } from "@rlvr/rewards/vision";
+ * import { seededRng } from "@rlvr/rewards";
+ * import assert from "node:assert/strict";
+ * const task = countShapesTask({ size: 56, shapeSize: [8, 10] });
+ * const row = task.row(0, 1);
+ * const text = vlCompletion(row, [1, 4, 4], seededRng(0, 0), { slipRate: 0 })!;
+ * assert.match(text, /^<think>([a-z.]+:\d=\d+ ){3}[a-z.]+:\d=\d+<\/think><answer>\d+<\/answer>$/);
+ * assert.ok(text.endsWith(`<answer>${row.answer}</answer>`));
+ * ```
+ */
+export function vlCompletion(
+  row: TaskRow,
+  grid: GridThw,
+  rng: Rng,
+  options: VlTraceOptions = {},
+): string | null {
+  if (!Array.isArray(row.shapes) || row.targetColor === undefined) return null;
+  const cells = cellShapes(row, grid);
+  const cols = grid[2];
+  const lines: { codes: string; count: number }[] = [];
+  for (let r = 0; r < grid[1]; r++) {
+    const line = cells.slice(r * cols, (r + 1) * cols);
+    lines.push({
+      codes: line.map((c) => c.length === 0 ? "." : c.map(shapeCode).join("")).join(""),
+      count: line.flat().filter((s) => s.color === row.targetColor && s.kind === row.targetKind)
+        .length,
+    });
+  }
+  if (rng.next() < (options.slipRate ?? 0.2)) {
+    const line = lines[rng.int(0, lines.length - 1)]!;
+    line.count = line.count === 0 || rng.next() < 0.5 ? line.count + 1 : line.count - 1;
+  }
+  let sum = 0;
+  const steps = lines.map((l) => `${l.codes}:${l.count}=${(sum += l.count)}`);
+  return `<think>${steps.join(" ")}</think><answer>${sum}</answer>`;
+}
+
+/** What {@link checkTrace} finds in a completion of a counting row. */
+export interface TraceCheck {
+  /** Every patch row's description is the image's (the codes before each `:`). */
+  described: boolean;
+  /** Patch rows the completion wrote (up to the grid's rows). */
+  lines: number;
+  /** Of those, rows whose count is the number of target codes the row itself lists. */
+  countsRight: number;
+}
+
+/**
+ * Where a completion of a counting row went wrong: whether it described the image right, and
+ * how many of its row counts follow from its own descriptions; null for a row that is not a
+ * counting row.
+ *
+ * @example Usage
+ * ```ts
+ * import { checkTrace, vlCompletion } from "./vl_format.ts";
+ * import { countShapesTask } from "@rlvr/rewards/vision";
+ * import { seededRng } from "@rlvr/rewards";
+ * import assert from "node:assert/strict";
+ * const row = countShapesTask({ size: 56, shapeSize: [8, 10] }).row(0, 4);
+ * const text = vlCompletion(row, [1, 4, 4], seededRng(0), { slipRate: 0 })!;
+ * assert.deepEqual(checkTrace(row, [1, 4, 4], text), { described: true, lines: 4, countsRight: 4 });
+ * assert.equal(checkTrace(row, [1, 4, 4], "<answer>3</answer>")!.described, false);
+ * ```
+ */
+export function checkTrace(row: TaskRow, grid: GridThw, text: string): TraceCheck | null {
+  const want = vlCompletion(row, grid, { next: () => 1 } as unknown as Rng, { slipRate: 0 });
+  if (want === null) return null;
+  const lines = (t: string) => (/<think>([^<]*)<\/think>/.exec(t)?.[1] ?? "").split(" ");
+  const wanted = lines(want).map((l) => l.split(":")[0]);
+  const got = lines(text).slice(0, wanted.length);
+  const target = shapeCode({
+    color: row.targetColor as string,
+    kind: row.targetKind as string,
+  });
+  let described = got.length === wanted.length;
+  let written = 0;
+  let countsRight = 0;
+  got.forEach((line, i) => {
+    const [codes, rest] = line.split(":");
+    if (codes !== wanted[i]) described = false;
+    if (codes === undefined || rest === undefined) return;
+    written++;
+    const listed = (codes.match(/[a-z]{2}/g) ?? []).filter((c) => c === target).length;
+    if (Number(rest.split("=")[0]) === listed && /^\d+=/.test(rest)) countsRight++;
+  });
+  return { described, lines: written, countsRight };
+}
