@@ -494,6 +494,12 @@ export const ALIASES: readonly Alias[] = Object.freeze(
       "trainer.activationCheckpointing",
       "same (the policy's decoder layers)",
     ),
+    same(
+      V,
+      `${ACTOR}.freeze_vision_tower`,
+      "model.freezeVisionTower",
+      "same (a vision-language checkpoint's tower)",
+    ),
     // ---- veRL: the actor's loss
     {
       framework: V,

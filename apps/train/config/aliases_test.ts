@@ -87,6 +87,12 @@ const CASES: Record<string, Case[]> = {
       expect: { "trainer.activationCheckpointing": true },
     },
   ],
+  "actor_rollout_ref.actor.freeze_vision_tower": [
+    {
+      set: ["actor_rollout_ref.actor.freeze_vision_tower=true"],
+      expect: { "model.freezeVisionTower": true },
+    },
+  ],
   "actor_rollout_ref.model.path": [
     {
       set: ["actor_rollout_ref.model.path=models/qwen"],

@@ -22,7 +22,10 @@ Deno.test("crossFieldProblems: task is a built-in task or a dataset, exactly one
     delete c.task.name;
   }));
   assert.deepEqual(paths(none), ["task"]);
-  assert.match(none[0]!.message, /set task\.name to a built-in task \(arithmetic, countdown/);
+  assert.match(
+    none[0]!.message,
+    /set task\.name to a built-in task \(arithmetic, bar_chart, clock, count_shapes, countdown/,
+  );
   const data = {
     path: "d.jsonl",
     format: "jsonl" as const,

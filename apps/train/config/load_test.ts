@@ -93,7 +93,7 @@ Deno.test("loadConfig: --model sets model.checkpoint as a path string, checked t
     );
     await rejects(
       { model: join(dir, "missing") },
-      /model\.checkpoint: ".*missing" does not exist .*; use builtin:tiny, builtin:tiny-agent, builtin:tiny-code, builtin:tiny-cot or a checkpoint directory .*\(from --model /,
+      /model\.checkpoint: ".*missing" does not exist .*; use builtin:tiny, builtin:tiny-agent, builtin:tiny-code, builtin:tiny-cot, builtin:tiny-vl or a checkpoint directory .*\(from --model /,
     );
     await rejects({ model: "builtin:huge" }, /"builtin:huge" is not a built-in model/);
   } finally {
@@ -110,6 +110,7 @@ Deno.test("resolveRecipe / listRecipes: names, paths, unknown names with a sugge
     "grpo",
     "grpo_async",
     "grpo_cot",
+    "grpo_vision",
     "gspo",
     "nsr",
     "ppo",
@@ -185,7 +186,7 @@ Deno.test("loadConfig: errors name the recipe file that set a bad value", async 
 Deno.test("loadConfig: checkpoint and dataset paths must exist (unless checkPaths is false)", async () => {
   await rejects(
     { set: ["model.checkpoint=./no/such/model"] },
-    /model\.checkpoint: "\.\/no\/such\/model" does not exist .*; use builtin:tiny, builtin:tiny-agent, builtin:tiny-code, builtin:tiny-cot or a checkpoint directory/,
+    /model\.checkpoint: "\.\/no\/such\/model" does not exist .*; use builtin:tiny, builtin:tiny-agent, builtin:tiny-code, builtin:tiny-cot, builtin:tiny-vl or a checkpoint directory/,
   );
   const ok = await loadConfig({ set: ["model.checkpoint=./no/such/model"], checkPaths: false });
   assert.equal(ok.config.model.checkpoint, "./no/such/model");

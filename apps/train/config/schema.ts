@@ -63,6 +63,7 @@ export const BUILTIN_MODELS: readonly string[] = Object.freeze([
   "builtin:tiny-agent",
   "builtin:tiny-code",
   "builtin:tiny-cot",
+  "builtin:tiny-vl",
 ]);
 
 /**
@@ -148,6 +149,8 @@ const model = z.strictObject({
   }).nullable().optional(),
   // Optional (absent: f32) so that config.yaml files written before it existed stay as they were.
   storage: z.enum(["f32", "bf16"]).optional(),
+  // Optional (absent: false) for the same reason; read only for a vision-language checkpoint.
+  freezeVisionTower: z.boolean().optional(),
 });
 
 const data = z.strictObject({

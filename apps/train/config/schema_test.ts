@@ -167,7 +167,7 @@ Deno.test("validateConfig: built-in model names and LoRA targets", async () => {
   c.model.checkpoint = "builtin:huge";
   assert.match(
     (await failure(() => validateConfig(c))).error.message,
-    /"builtin:huge" is not a built-in model; use one of builtin:tiny, builtin:tiny-agent, builtin:tiny-code, builtin:tiny-cot or a path/,
+    /"builtin:huge" is not a built-in model; use one of builtin:tiny, builtin:tiny-agent, builtin:tiny-code, builtin:tiny-cot, builtin:tiny-vl or a path/,
   );
   const d = defaultConfig();
   d.model.lora = { rank: 8, alpha: 16, targetModules: ["q_proj", "qkv"] };

@@ -32,9 +32,14 @@ import { int } from "./_zod.ts";
 // `deno task train`; it is imported when a task is built, so a config that fails its schema
 // fails before it is loaded.
 const rewards = () => import("@rlvr/rewards");
+// The visual tasks draw PNGs; their module is loaded only when one is built.
+const visionTasks = () => import("@rlvr/rewards/vision");
 
 const knob = z.union([int(), z.tuple([int(), int()])], {
   error: "use an integer or an inclusive [min, max] range of integers",
+});
+const imageSize = z.union([int(), z.tuple([int(), int()])], {
+  error: "use an image side in pixels or [width, height]",
 });
 const operators = z.array(z.enum(["+", "-", "*", "/"])).min(1);
 
@@ -63,7 +68,7 @@ export interface BuiltinTask {
  * assert.equal((await BUILTIN_TASKS.get("sudoku4")({ holes: 4 })).name, "sudoku4");
  * assert.throws(
  *   () => BUILTIN_TASKS.get("sudoku", "task.name"),
- *   /^RangeError: task\.name: unknown built-in task "sudoku"; valid keys: arithmetic, countdown, knights_knaves, shortest_path, sudoku4 \(did you mean "sudoku4"\?\)$/,
+ *   /^RangeError: task\.name: unknown built-in task "sudoku"; valid keys: arithmetic, bar_chart, clock, count_shapes, countdown, grid_path, grounding, knights_knaves, shortest_path, sudoku4 \(did you mean "sudoku4"\?\)$/,
  * );
  * ```
  */
@@ -126,6 +131,66 @@ registerTask(
   z.strictObject({ holes: knob.optional() }),
   "4x4 sudoku (holes)",
   async (o) => (await rewards()).sudokuTask(o as SudokuOptions) as unknown as Task,
+);
+
+// Visual tasks (rows carry `images: [PNG data URL]`): they need a vision-language policy
+// (`model.checkpoint: builtin:tiny-vl` or a Qwen2-VL folder).
+registerTask(
+  "bar_chart",
+  z.strictObject({
+    bars: knob.optional(),
+    maxValue: int().optional(),
+    questions: z.array(z.enum(["tallest", "difference"])).min(1).optional(),
+    size: imageSize.optional(),
+  }),
+  "visual: read a bar chart's tallest bar or a difference (bars, maxValue, questions, size); needs a vision-language policy",
+  async (o) => (await visionTasks()).barChartTask(o) as unknown as Task,
+);
+registerTask(
+  "clock",
+  z.strictObject({
+    step: int().optional(),
+    numbers: z.boolean().optional(),
+    size: imageSize.optional(),
+  }),
+  "visual: read the time on an analogue clock (step, numbers, size); needs a vision-language policy",
+  async (o) => (await visionTasks()).clockTask(o) as unknown as Task,
+);
+registerTask(
+  "count_shapes",
+  z.strictObject({
+    count: knob.optional(),
+    distractors: knob.optional(),
+    colors: int().optional(),
+    kinds: int().optional(),
+    shapeSize: knob.optional(),
+    size: imageSize.optional(),
+  }),
+  "visual: count the shapes of one colour and kind (count, distractors, colors, kinds, shapeSize, size); needs a vision-language policy",
+  async (o) => (await visionTasks()).countShapesTask(o) as unknown as Task,
+);
+registerTask(
+  "grid_path",
+  z.strictObject({
+    side: knob.optional(),
+    walls: z.number().optional(),
+    size: imageSize.optional(),
+  }),
+  "visual: shortest path length through a drawn maze (side, walls, size); needs a vision-language policy",
+  async (o) => (await visionTasks()).gridPathTask(o) as unknown as Task,
+);
+registerTask(
+  "grounding",
+  z.strictObject({
+    shapes: knob.optional(),
+    colors: int().optional(),
+    kinds: int().optional(),
+    shapeSize: knob.optional(),
+    size: imageSize.optional(),
+    minIou: z.number().optional(),
+  }),
+  "visual: answer the bounding box of a described shape, IoU-verified (shapes, colors, kinds, shapeSize, size, minIou); needs a vision-language policy",
+  async (o) => (await visionTasks()).groundingTask(o) as unknown as Task,
 );
 
 /**

@@ -96,6 +96,13 @@ export interface Config {
      * snapshots either way. Absent = f32.
      */
     storage?: "f32" | "bf16" | undefined;
+    /**
+     * A vision-language checkpoint only: keep the vision tower (encoder and merger) frozen,
+     * training the language model alone (veRL's `actor.freeze_vision_tower`). Absent = false:
+     * the tower trains with the decoder. With `lora` it must be true (the adapters are on the
+     * decoder, and a LoRA checkpoint holds the adapters only).
+     */
+    freezeVisionTower?: boolean | undefined;
   };
   /** The task. */
   task: {

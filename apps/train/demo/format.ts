@@ -42,7 +42,8 @@ export function tinyTokenizer(): CharTokenizer {
 /**
  * The prompt text of a task row: `expression=` without spaces for rows with an `expression`
  * (arithmetic), the compact form of `cot.ts` for Countdown (`3,5,7>22=`) and Knights and
- * Knaves rows (`Alice:Bob-;Bob:Alice=?`), the task's own prompt otherwise.
+ * Knaves rows (`Alice:Bob-;Bob:Alice=?`), `red circles?` for a shape-counting row (the image
+ * comes before it, see `loop/prompt.ts`), the task's own prompt otherwise.
  *
  * @example Usage
  * ```ts
@@ -56,6 +57,9 @@ export function tinyTokenizer(): CharTokenizer {
 export function promptText(row: TaskRow): string {
   const expression = row.expression;
   if (typeof expression === "string") return `${expression.replaceAll(" ", "")}=`;
+  if (typeof row.targetColor === "string" && typeof row.targetKind === "string") {
+    return `${row.targetColor} ${row.targetKind}s?`;
+  }
   return compactPrompt(row) ?? row.prompt;
 }
 

@@ -41,6 +41,7 @@ import {
 } from "@rlvr/image";
 import type { CharTokenizer, GridThw } from "@rlvr/policy";
 import type { Rng, TaskRow } from "@rlvr/rewards";
+import { promptText } from "./format.ts";
 
 /** A row's prompt for the vision-language model: token ids and the processed images. */
 export interface VlPrompt {
@@ -64,8 +65,8 @@ export interface VlTraceOptions {
 }
 
 /**
- * The compact question of a row: `red circles?` for counting; a task without a compact form
- * keeps its full prompt.
+ * The compact question of a row (`promptText` of `format.ts`): `red circles?` for counting; a
+ * task without a compact form keeps its full prompt.
  *
  * @example Usage
  * ```ts
@@ -77,10 +78,7 @@ export interface VlTraceOptions {
  * ```
  */
 export function vlQuestion(row: TaskRow): string {
-  if (typeof row.targetColor === "string" && typeof row.targetKind === "string") {
-    return `${row.targetColor} ${row.targetKind}s?`;
-  }
-  return row.prompt;
+  return promptText(row);
 }
 
 /**

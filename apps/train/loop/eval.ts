@@ -14,6 +14,7 @@ import type { Task, TaskRow } from "@rlvr/rewards";
 import { passAtK } from "@rlvr/sampling";
 import { completionReward } from "../demo/format.ts";
 import { promptIds, renderPrompt } from "./prompt.ts";
+import { forwardHookOf, type VisionInputs } from "./vision.ts";
 
 // Prompt encoding lives in prompt.ts (one format per kind of tokenizer); re-exported here, where
 // it was first defined.
@@ -57,6 +58,8 @@ export interface EvaluateOptions {
     prompts: readonly string[],
     completions: readonly string[],
   ) => Promise<readonly number[]>;
+  /** A vision-language policy's images: rows with images are prompted and run with them. */
+  vision?: VisionInputs | null;
 }
 
 /** One sampled completion of {@link evaluate}, as given to {@link EvaluateOptions.onSample}. */
@@ -163,8 +166,9 @@ export async function evaluate<R extends TaskRow>(
   checkEvalSizes("evaluate", n, k);
   const started = performance.now();
   const jobs: { row: number; prompt: number[]; id: number }[] = [];
+  await opts.vision?.prepare(rows);
   rows.forEach((row, p) => {
-    const prompt = promptIds(tokenizer, row);
+    const prompt = promptIds(tokenizer, row, undefined, opts.vision ?? undefined);
     for (let s = 0; s < n; s++) jobs.push({ row: p, prompt, id: p * n + s });
   });
   const correct = new Array<number>(rows.length).fill(0);
@@ -173,6 +177,7 @@ export async function evaluate<R extends TaskRow>(
   for (let i = 0; i < jobs.length; i += batch) {
     const part = jobs.slice(i, i + batch);
     const { sequences } = await generate(model, part.map((j) => j.prompt), {
+      ...forwardHookOf(opts.vision, model, (i) => rows[part[i]!.row]),
       maxNewTokens: opts.maxNewTokens,
       sampler: { ...opts.sampling, seed: opts.seed },
       step: EVAL_DRAW_STEP,

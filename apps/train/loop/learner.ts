@@ -14,13 +14,20 @@
  * @module
  */
 
-import { attachValueHead, CausalLM, parameterCount, type Tokenizer } from "@rlvr/policy";
+import {
+  attachValueHead,
+  CausalLM,
+  parameterCount,
+  type Tokenizer,
+  VisionLanguageModel,
+} from "@rlvr/policy";
 import { AdamW, type Optimizer, type Tensor } from "@rlvr/tensor";
 import type { Config } from "../config/types.ts";
-import { needsReference } from "../config/mapping.ts";
+import { needsReference, rolloutSchedule } from "../config/mapping.ts";
 import { attachRunLora } from "./lora.ts";
 import { type LoadedPolicy, loadPolicy } from "./policy.ts";
 import { loadTrainState } from "./state.ts";
+import { VisionInputs } from "./vision.ts";
 
 /** What {@link loadLearner} builds. */
 export interface Learner {
@@ -40,6 +47,11 @@ export interface Learner {
   dataPosition: number;
   /** A one-line description for the run's header. */
   description: string;
+  /**
+   * A vision-language policy's images and models (the policy's and the reference copy's
+   * towers), or null for a text model.
+   */
+  vision: VisionInputs | null;
   /** Frees the policy, the reference and the optimizer's moments. */
   dispose(): void;
 }
@@ -66,11 +78,22 @@ export async function loadLearner(
   const t = config.trainer;
   const lora = config.model.lora ?? null;
   const { model: base, ...init } = await loadPolicy(config.model.checkpoint);
+  // Each decoder of a vision-language checkpoint with its model (the tower rides on it).
+  const towers = new Map<CausalLM, VisionLanguageModel>();
+  if (init.vision !== null) {
+    towers.set(base, init.vision.model);
+    const problem = visionProblem(config);
+    if (problem !== null) {
+      base.dispose();
+      throw new Error(problem);
+    }
+  }
   const withRef = needsReference(config);
   let headWeights: Map<string, Tensor> | undefined = init.extra.size > 0 ? init.extra : undefined;
   const resumed = checkpointPath === null ? null : await loadTrainState(checkpointPath);
   if (resumed !== null) {
-    headWeights = resumed.extra.size > 0 ? resumed.extra : undefined;
+    const head = new Map([...resumed.extra].filter(([n]) => n.startsWith("v_head.")));
+    headWeights = head.size > 0 ? head : undefined;
     if ((resumed.lora !== null) !== (lora !== null)) {
       base.dispose();
       throw new Error(
@@ -92,12 +115,23 @@ export async function loadLearner(
     });
     if (withRef) ref = "base";
   } else if (resumed !== null) {
-    model = CausalLM.fromParams(resumed.config!, resumed.params);
+    if (init.vision !== null) {
+      // The tower's tensors are the checkpoint's visual.* extras.
+      const params = new Map(resumed.params);
+      for (const [n, t] of resumed.extra) if (!n.startsWith("v_head.")) params.set(n, t);
+      const vlm = VisionLanguageModel.fromParams(init.vision.model.config, params);
+      model = vlm.lm;
+      towers.set(model, vlm);
+    } else {
+      model = CausalLM.fromParams(resumed.config!, resumed.params);
+    }
     if (withRef) ref = base;
     else base.dispose();
   } else if (withRef) {
     ref = base;
-    model = (await loadPolicy(config.model.checkpoint)).model;
+    const copy = await loadPolicy(config.model.checkpoint);
+    model = copy.model;
+    if (copy.vision !== null) towers.set(model, copy.vision.model);
   } else {
     model = base;
   }
@@ -112,6 +146,17 @@ export async function loadLearner(
       throw new Error(`train: model.storage bf16: ${(e as Error).message}`);
     }
   }
+  let vision: VisionInputs | null = null;
+  const policyVlm = towers.get(model);
+  if (policyVlm !== undefined) {
+    policyVlm.towerTrainable = !(config.model.freezeVisionTower ?? false);
+    vision = new VisionInputs(policyVlm, { processor: init.vision!.processor });
+    const refVlm = ref instanceof CausalLM ? towers.get(ref) : undefined;
+    if (refVlm !== undefined) {
+      refVlm.towerTrainable = false;
+      vision.addModel(refVlm);
+    }
+  }
   if (config.model.valueHead) {
     attachValueHead(model, headWeights !== undefined ? { weights: headWeights } : { seed: t.seed });
   }
@@ -123,11 +168,24 @@ export async function loadLearner(
   });
   if (resumed !== null) optimizer.loadState(resumed.optimizer);
   const trainable = model.parameters().reduce((n, p) => n + p.size, 0);
-  const description = `${config.model.checkpoint} (${model.config.modelType}, ${
-    parameterCount(model.config).toLocaleString("en-US")
-  } parameters, ${trainable.toLocaleString("en-US")} trained${
+  const towerSize = policyVlm === undefined
+    ? 0
+    : [...policyVlm.tower.params.values()].reduce((n, p) => n + p.size, 0);
+  const description = `${config.model.checkpoint} (${
+    policyVlm !== undefined
+      ? `${policyVlm.config.text.modelType} + vision tower`
+      : model.config.modelType
+  }, ${(parameterCount(model.config) + towerSize).toLocaleString("en-US")} parameters, ${
+    trainable.toLocaleString("en-US")
+  } trained${
     lora !== null
       ? ` by LoRA r=${lora.rank} alpha=${lora.alpha} on ${lora.targetModules.join(", ")}`
+      : ""
+  }${
+    vision !== null
+      ? `; vision tower ${policyVlm!.towerTrainable ? "trained" : "frozen"} (${
+        policyVlm!.tower.params.size
+      } tensors)`
       : ""
   }${ref !== null ? "; a reference policy is held" : ""}${
     config.model.storage === "bf16"
@@ -143,10 +201,38 @@ export async function loadLearner(
     start: resumed?.state.step ?? 0,
     dataPosition: resumed?.state.dataPosition ?? 0,
     description,
+    vision,
     dispose() {
       optimizer.dispose();
       model.dispose();
       if (ref !== "base") ref?.dispose();
     },
   };
+}
+
+/**
+ * Why `config` cannot train a vision-language checkpoint, or null when it can: the settings
+ * whose paths do not carry images yet are refused by name, with the fix.
+ */
+function visionProblem(config: Config): string | null {
+  const at = `model.checkpoint ${config.model.checkpoint} is a vision-language model`;
+  if (config.model.lora != null && !(config.model.freezeVisionTower ?? false)) {
+    return `model.freezeVisionTower: false with model.lora: ${at}, and LoRA adapts its ` +
+      `decoder while a LoRA checkpoint holds the adapters only, so a trained tower would be ` +
+      `lost on resume; set model.freezeVisionTower: true (or train without model.lora)`;
+  }
+  if (config.model.valueHead) {
+    return `model.valueHead: true: ${at}, and the value head does not see its images yet; ` +
+      `use a critic-free estimator (grpo, rloo, reinforce_plus_plus) and model.valueHead: false`;
+  }
+  if (config.task.env != null) {
+    return `task.env: ${at}; multi-turn environments are text-only; use a task whose rows ` +
+      `carry images (task.name: count_shapes, ...) or a text checkpoint`;
+  }
+  const mode = rolloutSchedule(config).mode;
+  if (mode !== "sync") {
+    return `rollout.mode: ${mode}: ${at}, and rollout workers do not load ` +
+      `vision-language models yet; use rollout.mode: sync`;
+  }
+  return null;
 }

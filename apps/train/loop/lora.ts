@@ -41,6 +41,8 @@ import {
   LoraAdapters,
   saveCheckpoint,
   type Tokenizer,
+  type VisionLanguageModel,
+  vlConfigToHf,
 } from "@rlvr/policy";
 import { snapshot, type WeightSnapshot } from "@rlvr/infra";
 import { loadSafetensors, noGrad, saveSafetensors, type Tensor, tidy } from "@rlvr/tensor";
@@ -338,7 +340,8 @@ export async function loadLoraCheckpoint(dir: string): Promise<LoraCheckpoint> {
  * Writes the policy with its adapters folded in (`W + (alpha / r)·B·A`, computed into new
  * tensors; the model is not changed) as a Hugging Face folder: `config.json`,
  * `model.safetensors` (with the value head's `v_head.*` tensors when there is one), the
- * generation config and the tokenizer.
+ * generation config and the tokenizer; for a vision-language policy (`vision`) also its tower
+ * (`visual.*`), a Qwen2-VL `config.json` and `preprocessor_config.json`.
  *
  * @example Usage
  * ```ts
@@ -361,18 +364,29 @@ export async function saveMergedModel(
   model: CausalLM,
   tokenizer: Tokenizer,
   generationConfig: Record<string, unknown> | null,
+  vision?: { model: VisionLanguageModel; preprocessorConfig: Record<string, unknown> | null },
 ): Promise<void> {
   if (!(model.extension("lora") instanceof LoraAdapters)) {
     throw new Error("saveMergedModel: the model has no LoRA adapters; use saveCheckpoint");
   }
   await withMergedParams(model, async (params) => {
     const head = model.extension("valueHead");
+    const extra = new Map(head === undefined ? [] : head.namedParameters());
+    // A vision-language policy keeps its (frozen) tower: the merged folder loads as one.
+    if (vision !== undefined) { for (const [n, t] of vision.model.tower.params) extra.set(n, t); }
     await saveCheckpoint(dir, {
       config: model.config,
       params,
-      extra: head === undefined ? new Map() : head.namedParameters(),
+      extra,
       ...(generationConfig !== null ? { generationConfig } : {}),
+      ...(vision !== undefined ? { hfConfig: vlConfigToHf(vision.model.config) } : {}),
     });
+    if (vision?.preprocessorConfig != null) {
+      await Deno.writeTextFile(
+        `${dir}/preprocessor_config.json`,
+        JSON.stringify(vision.preprocessorConfig, null, 2) + "\n",
+      );
+    }
     await tokenizer.save(dir);
   });
 }

@@ -23,7 +23,10 @@ import {
   type ModelConfig,
   parameterCount,
   type Tokenizer,
+  VisionLanguageModel,
+  vlConfigFromHf,
 } from "@rlvr/policy";
+import { type Qwen2VLOptions, qwen2VLOptionsFromConfig } from "@rlvr/image";
 import type { Tensor } from "@rlvr/tensor";
 import { assetLocation, fetchBytes, isRemote } from "../_assets.ts";
 
@@ -63,6 +66,14 @@ export const TINY_COT_CHECKPOINT_DIR: string = assetLocation(
 );
 
 /**
+ * The folder of the shipped vision-language checkpoint (`builtin:tiny-vl`, a Qwen2-VL written by
+ * `deno task pretrain:vl`): a path, or a URL ending in `/` when this module was imported by URL.
+ */
+export const TINY_VL_CHECKPOINT_DIR: string = assetLocation(
+  new URL("../checkpoints/tiny-vl/", import.meta.url),
+);
+
+/**
  * The files {@link loadPolicy} fetches from a checkpoint folder given by URL (a URL has no
  * listing), `true` for those that must exist. A sharded checkpoint (no `model.safetensors`)
  * brings `model.safetensors.index.json` and the shards it names instead.
@@ -73,6 +84,7 @@ const URL_CHECKPOINT_FILES: readonly (readonly [string, boolean])[] = [
   ["tokenizer.json", false],
   ["tokenizer_config.json", false],
   ["chat_template.jinja", false],
+  ["preprocessor_config.json", false],
 ];
 
 /** A loaded policy. */
@@ -89,7 +101,27 @@ export interface LoadedPolicy {
   generationConfig: Record<string, unknown> | null;
   /** Ids that end a generation: see {@link stopTokenIds}. */
   eosTokenIds: number[];
+  /**
+   * For a vision-language checkpoint (`config.json` with `model_type` `qwen2_vl`): the model,
+   * whose decoder is {@link LoadedPolicy.model} (`vision.model.lm`, the tower riding on it as
+   * its `vision` extension), and the image processor options of its
+   * `preprocessor_config.json` (defaults when the folder has none). Null for a text model.
+   */
+  vision: PolicyVision | null;
 }
+
+/** The vision side of a {@link LoadedPolicy}. */
+export interface PolicyVision {
+  /** The vision-language model (its `lm` is the policy's decoder). */
+  model: VisionLanguageModel;
+  /** The image processor options of the checkpoint. */
+  processor: Qwen2VLOptions;
+  /** Its `preprocessor_config.json` as read (written again with training checkpoints), or null. */
+  preprocessorConfig: Record<string, unknown> | null;
+}
+
+/** `model_type`s of `config.json` loaded as a {@link VisionLanguageModel}. */
+const VISION_MODEL_TYPES: readonly string[] = ["qwen2_vl"];
 
 /**
  * The ids that end a generation: the tokenizer's EOS, then the model config's `eos_token_id`,
@@ -137,8 +169,8 @@ export function stopTokenIds(
 /**
  * The folder of `model.checkpoint`: {@link TINY_CHECKPOINT_DIR} for `builtin:tiny`,
  * {@link TINY_AGENT_CHECKPOINT_DIR} for `builtin:tiny-agent`, {@link TINY_CODE_CHECKPOINT_DIR}
- * for `builtin:tiny-code`, {@link TINY_COT_CHECKPOINT_DIR} for `builtin:tiny-cot`, else the path
- * itself.
+ * for `builtin:tiny-code`, {@link TINY_COT_CHECKPOINT_DIR} for `builtin:tiny-cot`,
+ * {@link TINY_VL_CHECKPOINT_DIR} for `builtin:tiny-vl`, else the path itself.
  *
  * @example Usage
  * ```ts
@@ -153,6 +185,7 @@ export function checkpointDir(checkpoint: string): string {
   if (checkpoint === "builtin:tiny-agent") return TINY_AGENT_CHECKPOINT_DIR;
   if (checkpoint === "builtin:tiny-code") return TINY_CODE_CHECKPOINT_DIR;
   if (checkpoint === "builtin:tiny-cot") return TINY_COT_CHECKPOINT_DIR;
+  if (checkpoint === "builtin:tiny-vl") return TINY_VL_CHECKPOINT_DIR;
   return checkpoint;
 }
 
@@ -231,14 +264,50 @@ async function fetchCheckpoint(url: string): Promise<string> {
 }
 
 async function loadPolicyFolder(dir: string): Promise<LoadedPolicy> {
-  const ckpt = await loadCheckpoint(dir, { allowExtra: ["v_head.*"] });
+  const hf = await readJsonOrNull(`${dir}/config.json`, "config.json");
+  const isVision = typeof hf?.model_type === "string" &&
+    VISION_MODEL_TYPES.includes(hf.model_type);
+  // A vision-language checkpoint keeps its tower under visual.*: the decoder's loader takes
+  // those as extra tensors, which become the tower's parameters.
+  const ckpt = await loadCheckpoint(dir, {
+    allowExtra: isVision ? /^(v_head\.|visual\.|model\.visual\.)/ : ["v_head.*"],
+  });
+  const freeAll = () => {
+    for (const t of [...ckpt.params.values(), ...ckpt.extra.values()]) t.dispose();
+  };
   let tokenizer: Tokenizer;
   let eosTokenIds: number[];
+  let vision: PolicyVision | null = null;
   try {
     tokenizer = await loadTokenizer(dir);
     eosTokenIds = stopTokenIds(tokenizer, ckpt.config, ckpt.generationConfig);
+    if (isVision) {
+      const config = vlConfigFromHf(hf, `${dir}/config.json`);
+      const pre = await readJsonOrNull(
+        `${dir}/preprocessor_config.json`,
+        "preprocessor_config.json",
+      );
+      const processor = pre === null ? {} : qwen2VLOptionsFromConfig(pre);
+      const params = new Map(ckpt.params);
+      const extra = new Map<string, Tensor>();
+      for (const [name, t] of ckpt.extra) {
+        if (name.startsWith("v_head.")) extra.set(name, t);
+        else params.set(name, t);
+      }
+      const model = VisionLanguageModel.fromParams(config, params);
+      vision = { model, processor, preprocessorConfig: pre };
+      return {
+        model: model.lm,
+        tokenizer,
+        dir,
+        extra,
+        generationConfig: ckpt.generationConfig,
+        eosTokenIds,
+        vision,
+      };
+    }
   } catch (e) {
-    for (const t of [...ckpt.params.values(), ...ckpt.extra.values()]) t.dispose();
+    freeAll();
     throw e;
   }
   const model = CausalLM.fromParams(ckpt.config, ckpt.params);
@@ -249,7 +318,29 @@ async function loadPolicyFolder(dir: string): Promise<LoadedPolicy> {
     extra: ckpt.extra,
     generationConfig: ckpt.generationConfig,
     eosTokenIds,
+    vision: null,
   };
+}
+
+/** A JSON object file, or null when it does not exist; an unreadable one names the file. */
+async function readJsonOrNull(
+  path: string,
+  what: string,
+): Promise<Record<string, unknown> | null> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return null;
+    throw e;
+  }
+  try {
+    const v = JSON.parse(text);
+    if (v === null || typeof v !== "object" || Array.isArray(v)) throw new Error("not an object");
+    return v as Record<string, unknown>;
+  } catch (e) {
+    throw new Error(`loadPolicy: ${path} is not a JSON object (${what}): ${(e as Error).message}`);
+  }
 }
 
 /**

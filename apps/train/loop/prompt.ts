@@ -24,12 +24,40 @@
  * Whether a tokenizer has a chat template is asked of the tokenizer itself (rendering a probe
  * message), once per tokenizer object.
  *
+ * A row with images (`row.images`, a visual task's or a dataset's) is written for a
+ * vision-language policy as Qwen2-VL's processor writes it: each image is
+ * `<|vision_start|><|image_pad|><|vision_end|>` before the text (compact and plain), or an
+ * image content part of the user message (chat, so the template places the markers); the one
+ * `<|image_pad|>` of each image is then repeated for every merged patch of that image
+ * ({@link PromptImages}, from the processed image), as the processor expands it. A text-only
+ * policy given such a row fails with an error naming the row, not a prompt without its image.
+ *
  * @module
  */
 
-import { CharTokenizer, type Tokenizer } from "@rlvr/policy";
+import {
+  CharTokenizer,
+  type ChatContentPart,
+  expandImageTokens,
+  type Tokenizer,
+} from "@rlvr/policy";
 import type { Episode, TaskRow } from "@rlvr/rewards";
 import { promptText } from "../demo/format.ts";
+import { rowImageSources } from "./vision.ts";
+
+/** The text of one image in a compact or plain prompt, before the processor expands it. */
+export const IMAGE_MARKERS = "<|vision_start|><|image_pad|><|vision_end|>";
+
+/**
+ * What {@link promptIds} needs to write a row's images: the image token and, for a prepared
+ * row, the tokens each of its images takes (`VisionInputs` of `vision.ts`).
+ */
+export interface PromptImages {
+  /** The id of `<|image_pad|>`. */
+  readonly imageTokenId: number;
+  /** Tokens per image of `row` (its merged patches). */
+  tokenCounts(row: TaskRow): number[];
+}
 
 /** How prompts are written for a tokenizer (see the module doc). */
 export type PromptFormat = "compact" | "chat" | "plain";
@@ -99,22 +127,29 @@ export function renderPrompt(
   row: TaskRow,
   format: PromptFormat = promptFormat(tokenizer),
 ): string {
+  const images = rowImageSources(row).length;
   switch (format) {
     case "compact":
-      return promptText(row);
-    case "chat":
-      return tokenizer.applyChatTemplate([{ role: "user", content: row.prompt }], {
+      return IMAGE_MARKERS.repeat(images) + promptText(row);
+    case "chat": {
+      const content: string | ChatContentPart[] = images === 0 ? row.prompt : [
+        ...Array.from({ length: images }, (): ChatContentPart => ({ type: "image" })),
+        { type: "text", text: row.prompt },
+      ];
+      return tokenizer.applyChatTemplate([{ role: "user", content }], {
         addGenerationPrompt: true,
       });
+    }
     default:
-      return row.prompt;
+      return IMAGE_MARKERS.repeat(images) + row.prompt;
   }
 }
 
 /**
  * The token ids of a row's prompt in the tokenizer's format: `compact` is BOS (when the tokenizer
  * has one) then the compact text; `chat` the rendered template encoded without added special
- * tokens; `plain` the row's prompt with the tokenizer's own special tokens.
+ * tokens; `plain` the row's prompt with the tokenizer's own special tokens. A row with images
+ * needs `images` (its `<|image_pad|>` tokens are expanded; see the module doc).
  *
  * @example Usage
  * ```ts
@@ -131,8 +166,18 @@ export function promptIds(
   tokenizer: Tokenizer,
   row: TaskRow,
   format: PromptFormat = promptFormat(tokenizer),
+  images?: PromptImages,
 ): number[] {
-  return encodeRendered(tokenizer, renderPrompt(tokenizer, row, format), format);
+  const ids = encodeRendered(tokenizer, renderPrompt(tokenizer, row, format), format);
+  if (rowImageSources(row).length === 0) return ids;
+  if (images === undefined) {
+    throw new Error(
+      `row ${row.id} of task ${row.task} carries images, but the policy is a text-only model; ` +
+        `use a vision-language checkpoint (model.checkpoint: builtin:tiny-vl, or a Qwen2-VL ` +
+        `folder) or a task without images`,
+    );
+  }
+  return expandImageTokens(ids, images.imageTokenId, images.tokenCounts(row));
 }
 
 /**

@@ -40,6 +40,7 @@ import type { TrainRewardInput } from "../config/rewards.ts";
 import type { RewardSet } from "./reward_set.ts";
 import { generatePartial, type PartialGenerateOptions, type PartialRollouts } from "./partial.ts";
 import { promptFormat, promptIds, renderPrompt } from "./prompt.ts";
+import { forwardHookOf, type VisionInputs } from "./vision.ts";
 
 /** One sampled completion. */
 export interface RolloutItem {
@@ -130,6 +131,11 @@ export interface RolloutOptions {
    * `tokenVersions`. Default: none (a batch is generated under the weights it started with).
    */
   partial?: PartialRollouts;
+  /**
+   * A vision-language policy's images (`vision.ts`): rows' images are processed before the
+   * round's generation, prompts carry their image tokens and every forward pass its images.
+   */
+  vision?: VisionInputs | null;
 }
 
 /** What {@link collectRollout} returns. */
@@ -288,15 +294,18 @@ export async function collectRollout<R extends TaskRow>(
   };
   for (; round < maxRounds && items.length < batchSize; round++) {
     const rows = stream.take(prompts);
+    await opts.vision?.prepare(rows);
     const texts = rows.map((row) => renderPrompt(tokenizer, row, format));
-    const ids = rows.map((row) => promptIds(tokenizer, row, format));
+    const ids = rows.map((row) => promptIds(tokenizer, row, format, opts.vision ?? undefined));
     const sizes = opts.groupSizes?.(rows) ?? rows.map(() => groupSize);
     const slot = opts.slotSize ?? groupSize;
     const firsts = sizes.map((_, p) => sizes.slice(0, p).reduce((a, b) => a + b, 0));
+    const sampleRows = rows.flatMap((row, p) => Array.from({ length: sizes[p]! }, () => row));
     const sequences = await sample(
       model,
       rows.flatMap((_, p) => Array.from({ length: sizes[p]! }, () => ids[p]!)),
       {
+        ...forwardHookOf(opts.vision, model, (i) => sampleRows[i]),
         maxNewTokens: opts.maxNewTokens,
         sampler: { ...opts.sampling, seed: opts.seed },
         step: opts.step,
@@ -408,6 +417,7 @@ async function greedyBaselines<R extends TaskRow>(
   opts: RolloutOptions,
 ): Promise<{ rewards: number[]; tokens: number }> {
   const { sequences } = await generate(model, ids, {
+    ...forwardHookOf(opts.vision, model, (p) => rows[p]),
     maxNewTokens: opts.maxNewTokens,
     sampler: { ...opts.sampling, temperature: 0, seed: opts.seed },
     step: opts.step,

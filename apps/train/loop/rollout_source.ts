@@ -44,6 +44,7 @@ import {
 import { RolloutScheduler, type SchedulerState } from "./scheduler.ts";
 import { loadSchedulerState } from "./state.ts";
 import { WorkerExecutor } from "./worker_executor.ts";
+import type { VisionInputs } from "./vision.ts";
 
 /** One step's batch and what its source adds to the step's metrics record. */
 export interface StepBatch {
@@ -90,6 +91,8 @@ export interface SourceContext {
   rewards?: RewardSet;
   /** Token ids that end a completion. */
   eosTokenIds: readonly number[];
+  /** A vision-language policy's images (sync single-turn rollouts only), or null. */
+  vision?: VisionInputs | null;
 }
 
 const local = {
@@ -139,6 +142,7 @@ export function syncRollouts<R extends TaskRow>(
         {
           ...rolloutOptionsOf(ctx.config, step, ctx.eosTokenIds),
           ...(ctx.rewards !== undefined ? { rewards: ctx.rewards } : {}),
+          ...(ctx.vision != null ? { vision: ctx.vision } : {}),
           ...(ctx.groupSizes !== undefined && budget !== null
             ? {
               groupSizes: ctx.groupSizes,

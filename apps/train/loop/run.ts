@@ -77,12 +77,13 @@ import {
   selectTrainDevice,
   type TrainDevice,
 } from "./device.ts";
-import { type EvalResult, evaluate } from "./eval.ts";
+import { type EvalResult, type EvalSample, evaluate } from "./eval.ts";
 import { evaluateEpisodes } from "./episode.ts";
 import { type Learner, loadLearner } from "./learner.ts";
 import { LORA_FILES, saveMergedModel } from "./lora.ts";
 import { heldOutProblems, TrainStream } from "./problems.ts";
-import { promptFormat, promptIds } from "./prompt.ts";
+import { promptFormat, promptIds, renderPrompt } from "./prompt.ts";
+import { rowImageSources } from "./vision.ts";
 import { type DataTask, fitDataTask, isDataTask } from "./data_task.ts";
 import { contextWindowProblem, estimateTrainingMemory, memoryProblem } from "./policy.ts";
 import { needsReference } from "../config/mapping.ts";
@@ -317,7 +318,8 @@ function fitToModel(
   const maxNewTokens = config.rollout.maxNewTokens;
   const at = { checkpoint: config.model.checkpoint, field: "rollout.maxNewTokens", maxNewTokens };
   const format = promptFormat(tokenizer);
-  const measure = (row: TaskRow) => promptIds(tokenizer, row, format).length;
+  const images = learner.vision ?? undefined;
+  const measure = (row: TaskRow) => promptIds(tokenizer, row, format, images).length;
   // At least one prompt token: the new tokens alone must leave room for it.
   const bare = contextWindowProblem(mc, at);
   if (bare !== null) throw new Error(bare);
@@ -443,7 +445,7 @@ interface RunContext {
   /** The caller's per-step callback. */
   callbacks: Pick<RunOptions, "onStep">;
   /** Evaluates the policy on the held-out problems. */
-  evaluate: () => Promise<EvalResult>;
+  evaluate: (step: number) => Promise<EvalResult>;
   log: (line: string) => void;
 }
 
@@ -481,7 +483,12 @@ function solvedByRewards(rewards: RewardSet) {
 /** The `rewards:` total at which a held-out sample of a dataset without answers counts as solved. */
 const SOLVED_REWARD = 1;
 
-/** Held-out evaluation of the policy as it is (episode success with an environment). */
+/**
+ * Held-out evaluation of the policy as it is (episode success with an environment). With
+ * sample logging on (`trainer.samplesEvery` > 0), the first completion of each of the first
+ * `trainer.samplesCount` problems goes to `eval_samples.jsonl` at every evaluation: the same
+ * problems each time, which the report shows before and after training.
+ */
 function heldOutEvaluator(
   config: Config,
   learner: Learner,
@@ -489,7 +496,8 @@ function heldOutEvaluator(
   env: Environment | null,
   held: TaskRow[],
   rewards: RewardSet | null,
-): () => Promise<EvalResult> {
+  run: RunDir,
+): (step: number) => Promise<EvalResult> {
   const t = config.trainer;
   const { model, tokenizer } = learner;
   const options = {
@@ -502,11 +510,51 @@ function heldOutEvaluator(
     sampling: samplingParams(config),
     maxNewTokens: config.rollout.maxNewTokens,
     eosTokenIds: learner.init.eosTokenIds,
+    vision: learner.vision,
   };
-  return () =>
-    env !== null
-      ? evaluateEpisodes(model, tokenizer, env, held, { ...options, ...episodeIo(tokenizer) })
-      : evaluate(model, tokenizer, task, held, options);
+  const logged = t.samplesEvery > 0 ? Math.min(t.samplesCount, held.length) : 0;
+  return async (step) => {
+    if (env !== null) {
+      return await evaluateEpisodes(model, tokenizer, env, held, {
+        ...options,
+        ...episodeIo(tokenizer),
+      });
+    }
+    const shown: EvalSample[] = [];
+    const result = await evaluate(model, tokenizer, task, held, {
+      ...options,
+      ...(logged > 0
+        ? { onSample: (s: EvalSample) => s.problem < logged && s.sample === 0 && shown.push(s) }
+        : {}),
+    });
+    for (const s of shown.sort((a, b) => a.problem - b.problem)) {
+      const row = held[s.problem]!;
+      await run.appendEvalSample({
+        step,
+        problem: s.problem,
+        prompt: renderPrompt(tokenizer, row),
+        completion: s.text,
+        reward: s.reward,
+        answer: row.answer,
+        ...sampleImages(row),
+      });
+    }
+    return result;
+  };
+}
+
+/** The largest image data URL a sample record carries (a report shows it inline). */
+const SAMPLE_IMAGE_CHARS = 64 * 1024;
+
+/**
+ * `{ images }`: a row's image data URLs for a sample record (those up to
+ * {@link SAMPLE_IMAGE_CHARS}; file paths and larger images are left out), or `{}`.
+ */
+function sampleImages(row: TaskRow): { images?: string[] } {
+  const images = rowImageSources(row).filter((s) =>
+    /^data:image\//i.test(s) && s.length <= SAMPLE_IMAGE_CHARS
+  );
+  return images.length === 0 ? {} : { images };
 }
 
 /** The rollout source of the config's mode (see rollout_source.ts). */
@@ -524,19 +572,33 @@ function startRollouts(
 async function saveCheckpoint(ctx: RunContext, step: number): Promise<string> {
   const { config, run, learner, prompts } = ctx;
   const { model, tokenizer, optimizer, init } = learner;
+  const vlm = learner.vision?.modelOf(model);
+  const visionSave = vlm === undefined
+    ? undefined
+    : { model: vlm, preprocessorConfig: init.vision?.preprocessorConfig ?? null };
   return await ctx.source.checkpoint(async (rollouts) => {
     const dir = await run.beginCheckpoint(step);
     await saveTrainState(dir, model, tokenizer, optimizer, {
       step,
       seed: config.trainer.seed,
       dataPosition: prompts.position,
-    }, { generationConfig: init.generationConfig, baseModel: config.model.checkpoint });
+    }, {
+      generationConfig: init.generationConfig,
+      baseModel: config.model.checkpoint,
+      ...(visionSave !== undefined ? { vision: visionSave } : {}),
+    });
     if (rollouts !== null) await saveSchedulerState(dir, rollouts);
     if (usesStrategies(config.sampling) || ctx.kl !== null) {
       await saveSamplingState(dir, { prompts: prompts.state(), klCoef: ctx.kl?.value ?? null });
     }
     if (config.model.lora != null && step === config.trainer.steps) {
-      await saveMergedModel(join(dir, LORA_FILES.merged), model, tokenizer, init.generationConfig);
+      await saveMergedModel(
+        join(dir, LORA_FILES.merged),
+        model,
+        tokenizer,
+        init.generationConfig,
+        visionSave,
+      );
     }
     await run.completeCheckpoint(step);
     return dir;
@@ -554,6 +616,7 @@ async function logSamples(ctx: RunContext, step: number, batch: StepBatch): Prom
       completion: it.text,
       reward: it.reward,
       answer: it.row.answer,
+      ...sampleImages(it.row),
     });
   }
 }
@@ -584,6 +647,7 @@ async function trainingStep(
     ref: learner.ref,
     optimizer: learner.optimizer,
     step,
+    vision: learner.vision,
   }, items);
   await ctx.source.afterUpdate(step);
   const trainS = (performance.now() - started) / 1000;
@@ -687,6 +751,7 @@ async function trainOnDevice(
         tokenizer,
         stream: prompts,
         eosTokenIds: learner.init.eosTokenIds,
+        vision: learner.vision,
         groupSizes: (rows) => prompts.groupSizes(rows, config.rollout.groupSize),
         ...(job.rewards !== null ? { rewards: job.rewards } : {}),
       },
@@ -703,11 +768,11 @@ async function trainOnDevice(
       source,
       kl,
       callbacks: { ...(options.onStep !== undefined ? { onStep: options.onStep } : {}) },
-      evaluate: heldOutEvaluator(config, learner, task, env, held, job.rewards),
+      evaluate: heldOutEvaluator(config, learner, task, env, held, job.rewards, run),
       log,
     };
     if (start === 0) {
-      before = await ctx.evaluate();
+      before = await ctx.evaluate(0);
       after = before;
       await run.appendEval(evalRecord(0, before));
       await options.onEval?.(evalRecord(0, before));
@@ -732,7 +797,7 @@ async function trainOnDevice(
       step++;
       const record = await trainingStep(ctx, step, config.optimizer.lr * factor(step - 1));
       if ((t.evalEvery > 0 && step % t.evalEvery === 0) || step === t.steps) {
-        after = await ctx.evaluate();
+        after = await ctx.evaluate(step);
         lastPass1 = after.passAt1;
         await run.appendEval(evalRecord(step, after));
         await options.onEval?.(evalRecord(step, after));

@@ -20,6 +20,7 @@ import { concat, noGrad, type Tensor, tensor, tidy, zeros } from "@rlvr/tensor";
 import { withoutAdapters } from "./lora.ts";
 import type { RolloutItem } from "./rollout.ts";
 import type { TrainBatch } from "./train_batch.ts";
+import { forwardHookOf, type VisionInputs } from "./vision.ts";
 
 /** What {@link scoreBeforeUpdate} computes; each `[B, Tc]`, or null when not asked for. */
 export interface PreScores {
@@ -53,6 +54,8 @@ export interface ScoringModels {
   ref: CausalLM | "base" | null;
   /** The sampling temperature (log-probs are of `softmax(logits / T)`). */
   temperature: number;
+  /** A vision-language policy's images (each item's row's images go with its forward pass). */
+  vision?: VisionInputs | null;
 }
 
 async function host(t: Tensor): Promise<Float32Array> {
@@ -153,7 +156,11 @@ export async function scoreBeforeUpdate(
   const { model, ref, temperature } = models;
   const score = (m: CausalLM, entropy: boolean) =>
     noGrad(() => {
-      const s = scoreCompletions(m, batch.scoreItems, { temperature, entropy });
+      const s = scoreCompletions(m, batch.scoreItems, {
+        temperature,
+        entropy,
+        ...forwardHookOf(models.vision, m, (i) => batch.items[i]?.row),
+      });
       s.mask.dispose();
       return s;
     });

@@ -27,6 +27,8 @@ import {
   saveCheckpoint,
   type Tokenizer,
   ValueHead,
+  type VisionLanguageModel,
+  vlConfigToHf,
 } from "@rlvr/policy";
 import type { AdamWHyperparams, OptimizerState, Tensor } from "@rlvr/tensor";
 import { writeFileAtomic } from "../run/atomic.ts";
@@ -71,6 +73,12 @@ export interface SaveTrainStateOptions {
   generationConfig?: Record<string, unknown> | null;
   /** `model.checkpoint`, recorded as a LoRA checkpoint's `base_model_name_or_path`. */
   baseModel?: string;
+  /**
+   * A vision-language policy (full fine-tuning): its tower is written as the `visual.*`
+   * tensors with a Qwen2-VL `config.json`, and `preprocessorConfig` (when given) as
+   * `preprocessor_config.json`, so the checkpoint loads as a vision-language policy.
+   */
+  vision?: { model: VisionLanguageModel; preprocessorConfig: Record<string, unknown> | null };
 }
 
 /**
@@ -112,12 +120,23 @@ export async function saveTrainState(
       for (const [n, t] of head.namedParameters()) extra.set(n, t);
     }
     const generationConfig = options.generationConfig ?? null;
+    const vision = options.vision;
+    if (vision !== undefined) {
+      for (const [n, t] of vision.model.tower.params) extra.set(n, t);
+    }
     await saveCheckpoint(dir, {
       config: model.config,
       params: model.params,
       extra,
       ...(generationConfig !== null ? { generationConfig } : {}),
+      ...(vision !== undefined ? { hfConfig: vlConfigToHf(vision.model.config) } : {}),
     });
+    if (vision?.preprocessorConfig != null) {
+      await writeFileAtomic(
+        join(dir, "preprocessor_config.json"),
+        JSON.stringify(vision.preprocessorConfig, null, 2) + "\n",
+      );
+    }
   }
   if ("save" in tokenizer && typeof tokenizer.save === "function") {
     await (tokenizer.save as (d: string) => Promise<void>)(dir);
@@ -192,7 +211,8 @@ export async function loadTrainState(dir: string): Promise<LoadedTrainState> {
     const { valueHead, ...lora } = await loadLoraCheckpoint(dir);
     model = { config: null, params: new Map(), extra: valueHead, lora };
   } else {
-    const ckpt = await loadCheckpoint(dir, { allowExtra: ["v_head.*"] });
+    // visual.*: a vision-language policy's tower, beside the decoder.
+    const ckpt = await loadCheckpoint(dir, { allowExtra: /^(v_head\.|visual\.)/ });
     model = { config: ckpt.config, params: ckpt.params, extra: ckpt.extra, lora: null };
   }
   const meta = JSON.parse(await Deno.readTextFile(join(dir, STATE_FILES.optimizer)));

@@ -39,6 +39,7 @@ import type { RolloutItem } from "./rollout.ts";
 import { scoreBeforeUpdate, type ScoreNeeds } from "./scoring.ts";
 import { trainBatch } from "./train_batch.ts";
 import { miniBatchUpdates, type UpdateStats } from "./update.ts";
+import type { VisionInputs } from "./vision.ts";
 
 /**
  * The metrics of one update (the trainer's part of a `metrics.jsonl` record): the mini-batch
@@ -67,6 +68,8 @@ export interface TrainContext {
   optimizer: Optimizer;
   /** The training step (seeds the mini-batch shuffle; default 0). */
   step?: number;
+  /** A vision-language policy's images (scoring and updates run with each row's images). */
+  vision?: VisionInputs | null;
 }
 
 /**
@@ -131,6 +134,7 @@ export async function trainStep(
   items: readonly RolloutItem[],
 ): Promise<UpdateMetrics> {
   const { config, model, ref, optimizer } = ctx;
+  const vision = ctx.vision ?? null;
   const a = config.algorithm;
   if (items.length === 0) {
     return {
@@ -160,12 +164,12 @@ export async function trainStep(
   });
   const steps = plan.reduce((n, e) => n + e.length, 0);
   const scores = await scoreBeforeUpdate(
-    { model, ref, temperature: config.rollout.sampler.temperature },
+    { model, ref, temperature: config.rollout.sampler.temperature, vision },
     batch,
     scoreNeedsOf(config, steps, ref !== null),
   );
   const { advantages, returns } = batchAdvantages(config, batch, scores);
-  const u = await miniBatchUpdates({ config, model, optimizer }, batch, plan, {
+  const u = await miniBatchUpdates({ config, model, optimizer, vision }, batch, plan, {
     advantages,
     returns,
     scores,

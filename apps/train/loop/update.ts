@@ -31,6 +31,7 @@ import { methodKey } from "../config/methods.ts";
 import { microBatches } from "./minibatch.ts";
 import { completionValues, type PreScores } from "./scoring.ts";
 import { gatherRows, tokensOf, type TrainBatch } from "./train_batch.ts";
+import { forwardHookOf, type VisionInputs } from "./vision.ts";
 
 /** What {@link miniBatchUpdates} reports. */
 export interface UpdateStats {
@@ -70,6 +71,8 @@ export interface UpdateContext {
   model: CausalLM;
   /** AdamW over the trained parameters. */
   optimizer: Optimizer;
+  /** A vision-language policy's images (each row's images go with its forward pass). */
+  vision?: VisionInputs | null;
 }
 
 /** Token-weighted running means of scalar metrics. */
@@ -173,7 +176,11 @@ export async function miniBatchUpdates(
       for (const rows of microBatches(mini, mb)) {
         const tokens = tokensOf(batch, rows);
         const part = rows.map((b) => batch.scoreItems[b]!);
-        const s = scoreCompletions(model, part, { temperature, entropy: true });
+        const s = scoreCompletions(model, part, {
+          temperature,
+          entropy: true,
+          ...forwardHookOf(ctx.vision, model, (i) => items[rows[i]!]?.row),
+        });
         const T = s.logprobs.shape[1]!;
         if (reuse) {
           const lp = await s.logprobs.data();

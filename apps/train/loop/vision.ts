@@ -16,10 +16,15 @@
 import {
   type DecodeLimits,
   loadImage,
+  parseDataUrl,
   processQwen2VLImages,
+  qwen2VLImageGrid,
   type Qwen2VLOptions,
+  readImageHeader,
+  resolveDecodeLimits,
 } from "@rlvr/image";
 import {
+  type CausalLM,
   type ForwardHook,
   type GridThw,
   imageInputs,
@@ -165,9 +170,36 @@ export class RowImages {
     });
   }
 
-  /** The `<|image_pad|>` tokens each image of `row` takes (after {@link prepare}). */
+  /**
+   * The `<|image_pad|>` tokens each image of `row` takes: from the processed image once
+   * {@link prepare}d, else from the image's header alone (its size decides the count), so
+   * prompts can be measured without decoding every image of a dataset.
+   */
   tokenCounts(row: TaskRow): number[] {
-    return this.#get(row).map((p) => p.tokens);
+    return rowImageSources(row).map((source, i) => {
+      const p = this.#cache.get(source);
+      if (p !== undefined) return p.tokens;
+      try {
+        const { width, height } = readImageHeader(this.#headerBytes(source));
+        return qwen2VLImageGrid(height, width, this.#processor).tokens;
+      } catch (e) {
+        throw new Error(`row ${row.id}: images[${i}]: ${(e as Error).message}`, { cause: e });
+      }
+    });
+  }
+
+  /** The encoded bytes of a data URL or a file (its size checked first). */
+  #headerBytes(source: string): Uint8Array {
+    const limits = resolveDecodeLimits("RowImages", this.#limits);
+    if (/^data:/i.test(source)) return parseDataUrl(source, limits).bytes;
+    const path = /^file:\/\//i.test(source) ? new URL(source) : source;
+    const size = Deno.statSync(path).size;
+    if (size > limits.maxBytes) {
+      throw new RangeError(
+        `the image file ${source} is ${size} bytes, more than the limit of ${limits.maxBytes}`,
+      );
+    }
+    return Deno.readFileSync(path);
   }
 
   /** Every image of `row` as one processor output, or undefined for a text-only row. */
@@ -196,4 +228,106 @@ export class RowImages {
       return px === undefined ? undefined : imageInputs(px, backend);
     });
   }
+}
+
+/**
+ * The images of a training run with a vision-language policy: the rows' processed images
+ * ({@link RowImages}), the token counts prompts are expanded with (`promptIds` of `prompt.ts`),
+ * and the forward hook of each model that runs with images (the policy and, when the run holds
+ * one, the reference copy: each has its own tower). Every `generate` and `scoreCompletions` of
+ * the loop gets its hook through {@link forwardHookOf}.
+ *
+ * @example Usage
+ * ```ts
+ * import { loadPolicy } from "./policy.ts";
+ * import { promptIds } from "./prompt.ts";
+ * import { forwardHookOf, VisionInputs } from "./vision.ts";
+ * import { generate } from "@rlvr/policy";
+ * import { countShapesTask } from "@rlvr/rewards/vision";
+ * import assert from "node:assert/strict";
+ * const policy = await loadPolicy("builtin:tiny-vl");
+ * const vision = new VisionInputs(policy.vision!.model, { processor: policy.vision!.processor });
+ * const row = countShapesTask({ size: 56, shapeSize: [8, 10] }).row(0, 0);
+ * await vision.prepare([row]);
+ * const ids = promptIds(policy.tokenizer, row, "compact", vision);
+ * assert.equal(ids.filter((id) => id === vision.imageTokenId).length, 16); // 4×4 patches
+ * const out = await generate(policy.model, [ids], {
+ *   maxNewTokens: 4, sampler: { temperature: 0, seed: 0 },
+ *   ...forwardHookOf(vision, policy.model, () => row),
+ * });
+ * assert.equal(out.sequences[0]!.tokens.length, 4);
+ * policy.model.dispose();
+ * ```
+ */
+export class VisionInputs {
+  /** The processed images of the rows seen. */
+  readonly images: RowImages;
+  /** The id of `<|image_pad|>`. */
+  readonly imageTokenId: number;
+  readonly #models = new Map<CausalLM, VisionLanguageModel>();
+
+  /** `model` is the policy; `options` those of its {@link RowImages}. */
+  constructor(model: VisionLanguageModel, options: RowImagesOptions = {}) {
+    this.images = new RowImages(options);
+    this.imageTokenId = model.config.imageTokenId;
+    this.#models.set(model.lm, model);
+  }
+
+  /** Registers another model that runs with the same images (the reference copy). */
+  addModel(model: VisionLanguageModel): void {
+    if (model.config.imageTokenId !== this.imageTokenId) {
+      throw new Error(
+        `VisionInputs.addModel: the model's image token is ${model.config.imageTokenId}, the ` +
+          `policy's ${this.imageTokenId}; both must come from the same checkpoint`,
+      );
+    }
+    this.#models.set(model.lm, model);
+  }
+
+  /** The vision-language model whose decoder is `lm`, or undefined when not registered. */
+  modelOf(lm: CausalLM): VisionLanguageModel | undefined {
+    return this.#models.get(lm);
+  }
+
+  /** Decodes and processes the images of `rows` not seen yet (before their forward passes). */
+  async prepare(rows: readonly TaskRow[]): Promise<void> {
+    await this.images.prepare(rows);
+  }
+
+  /** Tokens per image of a prepared row. */
+  tokenCounts(row: TaskRow): number[] {
+    return this.images.tokenCounts(row);
+  }
+
+  /** The forward hook of `model` (a registered decoder) for calls whose sequence `i` is `rowOf(i)`. */
+  hook(model: CausalLM, rowOf: (i: number) => TaskRow | undefined): ForwardHook {
+    const vlm = this.#models.get(model);
+    if (vlm === undefined) {
+      throw new Error(
+        "VisionInputs.hook: this model was not registered (the policy is, other copies need " +
+          "addModel)",
+      );
+    }
+    return this.images.hook(vlm, rowOf);
+  }
+}
+
+/**
+ * `{ forwardHook }` for a `generate` or `scoreCompletions` call of `model` whose sequence `i` is
+ * `rowOf(i)`, or `{}` for a text-only run (`vision` null or undefined): spread it into the
+ * call's options.
+ *
+ * @example Usage
+ * ```ts
+ * import { forwardHookOf } from "./vision.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(forwardHookOf(null, null as never, () => undefined), {});
+ * ```
+ */
+export function forwardHookOf(
+  vision: VisionInputs | null | undefined,
+  model: CausalLM,
+  rowOf: (i: number) => TaskRow | undefined,
+): { forwardHook?: ForwardHook } {
+  return vision == null ? {} : { forwardHook: vision.hook(model, rowOf) };
 }

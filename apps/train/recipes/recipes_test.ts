@@ -12,6 +12,7 @@ const RECIPES = [
   "grpo",
   "grpo_async",
   "grpo_cot",
+  "grpo_vision",
   "gspo",
   "nsr",
   "ppo",
@@ -23,7 +24,7 @@ async function load(name: string): Promise<Config> {
   return (await loadConfig({ config: name })).config;
 }
 
-Deno.test("recipes: the twelve recipes exist, parse as YAML mappings and validate", async () => {
+Deno.test("recipes: the thirteen recipes exist, parse as YAML mappings and validate", async () => {
   assert.deepEqual(listRecipes(), RECIPES);
   for (const name of RECIPES) {
     const text = await Deno.readTextFile(join(RECIPES_DIR, `${name}.yaml`));
@@ -81,6 +82,10 @@ Deno.test("recipes: each one actually differs from grpo where its header says", 
   assert.deepEqual(a.grpo_cot!.task.options, { digits: [1, 1], operators: ["+"], chainLength: 3 });
   assert.equal(a.grpo_cot!.task.formatWeight, 0.1);
   assert.equal(a.grpo_cot!.algorithm.estimator, grpo.algorithm.estimator);
+
+  assert.equal(a.grpo_vision!.model.checkpoint, "builtin:tiny-vl");
+  assert.equal(a.grpo_vision!.task.name, "count_shapes");
+  assert.equal(a.grpo_vision!.algorithm.estimator, grpo.algorithm.estimator);
 
   assert.equal(a.dr_grpo!.algorithm.estimator, "dr_grpo");
   assert.equal(a.dr_grpo!.algorithm.aggregation, "seq-mean-token-sum-norm");

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { mulberry32 } from "@rlvr/common";
+import { createImage, toDataUrl } from "@rlvr/image";
 import { RunDir } from "../run/run_dir.ts";
 import { findChromium, inspectPage } from "./_chromium.ts";
 import { readReportData, renderReport, REPORT_PLOTS, writeReport } from "./report.ts";
@@ -49,6 +50,19 @@ async function syntheticRun(root: string, steps: number, seed = 1): Promise<RunD
       await run.appendEval({ step, "pass@1": p1, "pass@k": Math.min(1, p1 * 1.8), k: 4, n: 8 });
     }
     if (step === 1 || step === steps) {
+      // The same two held-out problems (with an image each) at the first and last evaluation.
+      for (let i = 0; i < 2; i++) {
+        const image = createImage(8, 6, { fill: [200, 40 * i, 30] });
+        await run.appendEvalSample({
+          step: step === 1 ? 0 : step,
+          problem: i,
+          prompt: `count <b>${i}</b>?`,
+          completion: step === 1 ? "<answer>0</answer>" : `<answer>${i + 1}</answer>`,
+          reward: step === 1 ? 0 : 1,
+          answer: String(i + 1),
+          images: [toDataUrl(image), 'data:image/png;base64,AAAA" onerror="alert(1)'],
+        });
+      }
       for (let i = 0; i < 2; i++) {
         await run.appendSample({
           step,
@@ -164,6 +178,8 @@ Deno.test({
           lines: [...document.querySelectorAll("svg.plot")].map((s) => s.querySelectorAll("path.line").length),
           bands: document.querySelectorAll("svg.plot polygon.band").length,
           title: document.title,
+          heldOut: [...document.querySelectorAll("table.heldout img")].map((i) => i.naturalWidth),
+          heldOutCells: [...document.querySelectorAll("table.heldout tr")].map((r) => r.children.length),
         })`;
         const r = await inspectPage(chromium, pathToFileURL(path).href, expression);
         assert.deepEqual(r.errors, [], `browser errors:\n${r.errors.join("\n")}`);
@@ -177,6 +193,9 @@ Deno.test({
         assert.equal(info.lines[1], 2);
         assert.equal(info.lines[5], 2);
         assert.ok(info.bands >= 1);
+        // Two held-out problems, each image decoded (8 px wide); the forged URL is not written.
+        assert.deepEqual(info.heldOut, [8, 8]);
+        assert.deepEqual(info.heldOutCells, [3, 3, 3]);
         // A real PNG of a page taller than one plot row.
         assert.deepEqual([...r.screenshot.subarray(0, 8)], [137, 80, 78, 71, 13, 10, 26, 10]);
         const height = new DataView(r.screenshot.buffer, r.screenshot.byteOffset).getUint32(20);

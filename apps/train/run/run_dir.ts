@@ -6,6 +6,7 @@
  * metrics.jsonl       one record per step          (append-only, one flushed line each)
  * eval.jsonl          one record per evaluation
  * samples.jsonl       sampled completions at intervals
+ * eval_samples.jsonl  held-out completions of the first problems at each evaluation
  * checkpoints/step-N/ checkpoint files, then COMPLETE
  * report.html         written by the report
  * ```
@@ -72,6 +73,7 @@ export const RUN_FILES: Readonly<{
   metrics: string;
   eval: string;
   samples: string;
+  evalSamples: string;
   checkpoints: string;
   report: string;
   tensorboard: string;
@@ -82,13 +84,14 @@ export const RUN_FILES: Readonly<{
   metrics: "metrics.jsonl",
   eval: "eval.jsonl",
   samples: "samples.jsonl",
+  evalSamples: "eval_samples.jsonl",
   checkpoints: "checkpoints",
   report: "report.html",
   ...TRACKER_FILES,
 });
 
 /** The JSONL files of a run directory. */
-export type RunStream = "metrics" | "eval" | "samples";
+export type RunStream = "metrics" | "eval" | "samples" | "evalSamples";
 
 /** Options of {@link RunDir.open}: durability, the lock and trackers (see {@link TrackerOptions}). */
 export interface OpenOptions extends TrackerOptions {
@@ -310,6 +313,20 @@ export class RunDir {
     await this.#trackers.sample(record);
   }
 
+  /**
+   * Appends a held-out sample record (checked as a sample; `step` is the evaluation's): the
+   * same problems at every evaluation, so the report can show them before and after.
+   */
+  async appendEvalSample(record: Record<string, unknown>): Promise<void> {
+    checkSampleRecord(record);
+    await (await this.#writer("evalSamples")).append(record);
+  }
+
+  /** The complete held-out sample records. */
+  async readEvalSamples(): Promise<SampleRecord[]> {
+    return (await readJsonl<SampleRecord>(this.file("evalSamples"))).records;
+  }
+
   /** The complete step records. */
   async readMetrics(): Promise<StepMetrics[]> {
     return (await readJsonl<StepMetrics>(this.file("metrics"))).records;
@@ -351,7 +368,7 @@ export class RunDir {
   }
 
   /**
-   * Keeps only the records with `step <= step` in the three JSONL files and the tracker files
+   * Keeps only the records with `step <= step` in the four JSONL files and the tracker files
    * and removes partial last lines (pass -1 to empty them). Open writers are closed first; the
    * next TensorBoard event file starts with a `SessionLog` START at `step + 1`.
    */
@@ -359,9 +376,9 @@ export class RunDir {
     step: number,
   ): Promise<Omit<ResumeInfo, "checkpoint" | "removedCheckpoints" | "corruptCheckpoints">> {
     await this.close();
-    const dropped = { metrics: 0, eval: 0, samples: 0 };
+    const dropped = { metrics: 0, eval: 0, samples: 0, evalSamples: 0 };
     const partialLines: RunStream[] = [];
-    for (const stream of ["metrics", "eval", "samples"] as const) {
+    for (const stream of ["metrics", "eval", "samples", "evalSamples"] as const) {
       const r = await truncateJsonl<{ step: number }>(this.file(stream), (x) => x.step <= step);
       dropped[stream] = r.dropped;
       if (r.partialRemoved) partialLines.push(stream);

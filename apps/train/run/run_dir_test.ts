@@ -103,7 +103,7 @@ Deno.test("RunDir.resume after a simulated crash: partial lines ignored on read 
     const info = await reopened.resume();
     assert.equal(info.checkpoint!.step, 10);
     assert.deepEqual(info.removedCheckpoints, [12]);
-    assert.deepEqual(info.dropped, { metrics: 2, eval: 1, samples: 1 }); // steps 11-12, eval 12, sample 12
+    assert.deepEqual(info.dropped, { metrics: 2, eval: 1, samples: 1, evalSamples: 0 }); // steps 11-12, eval 12, sample 12
     assert.deepEqual(info.partialLines.sort(), ["metrics", "samples"]);
     assert.deepEqual((await reopened.readMetrics()).map((m) => m.step), [
       1,

@@ -1,0 +1,157 @@
+// `deno task train` with a vision-language policy (builtin:tiny-vl) on a visual task: every
+// forward pass carries the rows' images, checkpoints are Qwen2-VL folders, resume is exact.
+
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { loadConfig } from "../config/load.ts";
+import { loadPolicy } from "./policy.ts";
+import { runTraining } from "./run.ts";
+import { STATE_FILES } from "./state.ts";
+import { quiet, records, withoutTiming } from "./_run_test_util.ts";
+
+// Two groups of 4, two micro-batches, β > 0 so the reference copy (its own tower) runs too.
+const VL = [
+  "model.checkpoint=builtin:tiny-vl",
+  "task.name=count_shapes",
+  "task.options={size: 56, shapeSize: [8, 10], count: [3, 6], distractors: [6, 8]}",
+  "rollout.batchSize=8",
+  "rollout.groupSize=4",
+  "algorithm.microBatchSize=4",
+  "algorithm.kl.beta=0.04",
+  "optimizer.lr=1e-3",
+  "rollout.maxNewTokens=60",
+  "trainer.evalEvery=1",
+  "trainer.evalProblems=2",
+  "trainer.evalSamples=2",
+  "trainer.evalK=2",
+  "trainer.samplesEvery=1",
+  "trainer.samplesCount=2",
+  "trainer.saveEvery=0",
+  "trainer.device=cpu",
+];
+
+/** Whether two tensors of two models hold the same values. */
+async function same(a: { data(): Promise<ArrayLike<number>> }, b: typeof a): Promise<boolean> {
+  const [x, y] = [await a.data(), await b.data()];
+  return x.length === y.length && Array.from(x).every((v, i) => v === y[i]);
+}
+
+Deno.test("runTraining on tiny-vl and count_shapes: resume is exact; the checkpoint is a Qwen2-VL folder whose trained tower loads back", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const opts = (name: string) => ({
+      out: root,
+      steps: "2",
+      seed: "3",
+      set: [...VL, `output.name=${name}`],
+    });
+    const lines: string[] = [];
+    const full = await runTraining(await loadConfig(opts("full")), {
+      ...quiet,
+      log: (l) => lines.push(l),
+    });
+    assert.match(lines.join("\n"), /vision tower trained \(31 tensors\)/);
+    const first = await runTraining(await loadConfig(opts("split")), { ...quiet, stopAfter: 1 });
+    const second = await runTraining(await loadConfig({ resume: first.dir }), quiet);
+    assert.equal(second.step, 2);
+    for (const file of ["metrics.jsonl", "eval.jsonl", "samples.jsonl"]) {
+      const a = withoutTiming(await records(full.dir, file));
+      assert.ok(a.length > 0, file);
+      assert.deepEqual(withoutTiming(await records(second.dir, file)), a, file);
+    }
+    const last = join(full.dir, "checkpoints/step-2");
+    for (const f of ["model.safetensors", STATE_FILES.optimizerBin]) {
+      assert.deepEqual(
+        await Deno.readFile(join(second.dir, "checkpoints/step-2", f)),
+        await Deno.readFile(join(last, f)),
+        f,
+      );
+    }
+    // Samples show the prompt with its image markers; rewards and KL are numbers.
+    const samples = await records(full.dir, "samples.jsonl");
+    assert.match(
+      samples[0]!.prompt as string,
+      /^<\|vision_start\|><\|image_pad\|><\|vision_end\|>\w+ \w+s\?$/,
+    );
+    for (const m of await records(full.dir, "metrics.jsonl")) {
+      assert.equal(typeof m.kl, "number");
+      assert.ok(Number.isFinite(m.grad_norm as number) && (m.grad_norm as number) > 0);
+    }
+    // The checkpoint loads as a vision-language policy: Qwen2-VL config, processor, a tower that
+    // moved away from the base's.
+    const hf = JSON.parse(await Deno.readTextFile(join(last, "config.json")));
+    assert.equal(hf.model_type, "qwen2_vl");
+    assert.ok(existsSync(join(last, "preprocessor_config.json")));
+    const trained = await loadPolicy(last);
+    const base = await loadPolicy("builtin:tiny-vl");
+    try {
+      assert.ok(trained.vision !== null);
+      assert.deepEqual(trained.vision.processor, base.vision!.processor);
+      let moved = 0;
+      for (const [name, t] of trained.vision.model.tower.params) {
+        if (!(await same(t, base.vision!.model.tower.params.get(name)!))) moved++;
+      }
+      assert.ok(moved > 20, `${moved} tower tensors changed`);
+    } finally {
+      trained.model.dispose();
+      base.model.dispose();
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("runTraining on tiny-vl: model.freezeVisionTower keeps the tower bit for bit; settings without an image path are refused by name", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const r = await runTraining(
+      await loadConfig({
+        out: root,
+        steps: "1",
+        set: [...VL, "model.freezeVisionTower=true", "algorithm.kl.beta=0", "output.name=frozen"],
+      }),
+      quiet,
+    );
+    const trained = await loadPolicy(join(r.dir, "checkpoints/step-1"));
+    const base = await loadPolicy("builtin:tiny-vl");
+    try {
+      for (const [name, t] of trained.vision!.model.tower.params) {
+        assert.ok(await same(t, base.vision!.model.tower.params.get(name)!), name);
+      }
+      const embed = "model.embed_tokens.weight";
+      assert.ok(!(await same(trained.model.params.get(embed)!, base.model.params.get(embed)!)));
+    } finally {
+      trained.model.dispose();
+      base.model.dispose();
+    }
+    const refused = async (set: string[], pattern: RegExp) => {
+      await assert.rejects(
+        runTraining(await loadConfig({ out: root, steps: "1", set: [...VL, ...set] }), quiet),
+        pattern,
+      );
+    };
+    await refused(
+      ["model.lora={rank: 2, alpha: 4, targetModules: [q_proj]}"],
+      /^Error: model\.freezeVisionTower: false with model\.lora: .* set model\.freezeVisionTower: true/,
+    );
+    await refused(
+      [
+        "model.valueHead=true",
+        "algorithm.estimator=gae",
+        "algorithm.gae={gamma: 1, lambda: 0.95}",
+        "algorithm.value={coef: 0.5, clipRange: 0.2}",
+      ],
+      /^Error: model\.valueHead: true: model\.checkpoint builtin:tiny-vl is a vision-language model/,
+    );
+    // A text-only policy on a task whose rows carry images: refused before step 1.
+    await refused(
+      ["model.checkpoint=builtin:tiny"],
+      /carries images, but the policy is a text-only model; use a vision-language checkpoint/,
+    );
+    // No run directory was left by the refused runs.
+    assert.deepEqual([...Deno.readDirSync(root)].map((e) => e.name), ["frozen"]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
