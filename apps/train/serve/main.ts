@@ -13,7 +13,9 @@
  * (waiting for the requests in flight) and exits 0. A bad flag (an empty `--served-model-name`
  * included: no client could send it as `model`) prints the problem and the usage and exits 2.
  * The `--max-*` flags set the server's {@link ServerLimits} (body size, prompts and choices per
- * request, queue length); left out, each keeps its {@link SERVER_LIMITS} default.
+ * request, queue length, images per request and each image's bytes and pixels); left out, each
+ * keeps its {@link SERVER_LIMITS} default. A vision-language policy is named on the `serving`
+ * line, which then says that chat messages may carry images.
  *
  * @module
  */
@@ -21,7 +23,13 @@
 import { parseArgs } from "node:util";
 import { parseDeviceChoice, setBackend } from "@rlvr/tensor";
 import { deviceLine, selectTrainDevice } from "../loop/device.ts";
-import { type PolicyServer, SERVER_LIMITS, type ServerLimits, startServer } from "./server.ts";
+import {
+  LIMIT_MAXIMA,
+  type PolicyServer,
+  SERVER_LIMITS,
+  type ServerLimits,
+  startServer,
+} from "./server.ts";
 
 /** Usage of `deno task serve`. */
 export const SERVE_USAGE = `Usage: deno task serve [--model <m>] [--port N] [--host H] [options]
@@ -36,11 +44,16 @@ export const SERVE_USAGE = `Usage: deno task serve [--model <m>] [--port N] [--h
   --max-prompts N          most prompts per completions request; more is a 400 (default ${SERVER_LIMITS.maxPrompts})
   --max-completions N      most choices (n x prompts) per request; more is a 400 (default ${SERVER_LIMITS.maxCompletions})
   --max-queue N            most requests waiting or generating; one more is a 429 (default ${SERVER_LIMITS.maxQueue})
+  --max-images N           most images per chat request; more is a 400 (default ${SERVER_LIMITS.maxImages})
+  --max-image-bytes N      largest image (encoded bytes); larger is a 400 (default ${SERVER_LIMITS.maxImageBytes})
+  --max-image-pixels N     most pixels (width x height) per image; more is a 400 (default ${SERVER_LIMITS.maxImagePixels})
   -h, --help               print this message
 
 Endpoints (OpenAI-compatible, base URL http://host:port/v1):
   GET /v1/models, POST /v1/completions, POST /v1/chat/completions (stream: true for SSE).
-  Every choice also carries token_ids (the sampled tokens) and prompt_token_ids.`;
+  Every choice also carries token_ids (the sampled tokens) and prompt_token_ids.
+  A vision-language model (e.g. --model builtin:tiny-vl) reads chat image_url parts given as
+  data URLs (data:image/png;base64,... or data:image/jpeg;base64,...).`;
 
 /** What {@link parseServeArgs} returns. */
 export interface ServeArgs {
@@ -66,6 +79,9 @@ const LIMIT_FLAGS = {
   maxPrompts: "max-prompts",
   maxCompletions: "max-completions",
   maxQueue: "max-queue",
+  maxImages: "max-images",
+  maxImageBytes: "max-image-bytes",
+  maxImagePixels: "max-image-pixels",
 } as const satisfies Record<keyof ServerLimits, string>;
 
 /** A bad command line; the message names the flag, its value and the fix. */
@@ -111,6 +127,9 @@ export function parseServeArgs(args: readonly string[]): ServeArgs {
         "max-prompts": { type: "string" },
         "max-completions": { type: "string" },
         "max-queue": { type: "string" },
+        "max-images": { type: "string" },
+        "max-image-bytes": { type: "string" },
+        "max-image-pixels": { type: "string" },
       },
       strict: true,
       allowPositionals: false,
@@ -138,9 +157,11 @@ export function parseServeArgs(args: readonly string[]): ServeArgs {
     const raw = values[flag as keyof typeof values] as string | undefined;
     if (raw === undefined) continue;
     const v = raw.trim();
-    if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)) || Number(v) < 1) {
+    const max = LIMIT_MAXIMA[key] ?? Number.MAX_SAFE_INTEGER;
+    if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)) || Number(v) < 1 || Number(v) > max) {
+      const range = max === Number.MAX_SAFE_INTEGER ? ">= 1" : `in [1, ${max}]`;
       throw new ServeUsageError(
-        `--${flag} ${JSON.stringify(raw)} is not a limit; use an integer >= 1 ` +
+        `--${flag} ${JSON.stringify(raw)} is not a limit; use an integer ${range} ` +
           `(default ${SERVER_LIMITS[key]})`,
       );
     }
@@ -164,7 +185,8 @@ export function parseServeArgs(args: readonly string[]): ServeArgs {
 
 /**
  * Runs `deno task serve`: picks the device, loads the model, starts the server and prints
- * `serving <model> at http://host:port/v1`. Returns the running server (the CLI waits for a
+ * `serving <model> at http://host:port/v1` (with `(vision-language: ...)` after it for a model
+ * that reads images). Returns the running server (the CLI waits for a
  * signal; tests close it), or null after `--help`.
  *
  * @param args The command-line arguments.
@@ -201,7 +223,10 @@ export async function serveMain(
       host: a.host,
       limits: a.limits,
     });
-    log(`serving ${a.modelName} at ${server.url}/v1`);
+    const images = server.vision
+      ? " (vision-language: chat messages may carry image_url parts)"
+      : "";
+    log(`serving ${a.modelName} at ${server.url}/v1${images}`);
     return server;
   } catch (e) {
     device.release();

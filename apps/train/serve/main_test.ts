@@ -12,7 +12,15 @@ Deno.test("serve main: flags, defaults and errors that name the flag", () => {
     port: 8000,
     host: "127.0.0.1",
     device: "auto",
-    limits: { maxBodyBytes: 1048576, maxPrompts: 1024, maxCompletions: 4096, maxQueue: 64 },
+    limits: {
+      maxBodyBytes: 1048576,
+      maxPrompts: 1024,
+      maxCompletions: 4096,
+      maxQueue: 64,
+      maxImages: 8,
+      maxImageBytes: 8388608,
+      maxImagePixels: 16777216,
+    },
   });
   assert.deepEqual(d.limits, SERVER_LIMITS);
   const a = parseServeArgs([
@@ -66,12 +74,21 @@ Deno.test("serve main: the limit flags set the server's limits; a bad value name
     "12",
     "--max-queue",
     "2",
+    "--max-images",
+    "1",
+    "--max-image-bytes",
+    "5000",
+    "--max-image-pixels",
+    "4096",
   ]);
   assert.deepEqual(a.limits, {
     maxBodyBytes: 2000,
     maxPrompts: 3,
     maxCompletions: 12,
     maxQueue: 2,
+    maxImages: 1,
+    maxImageBytes: 5000,
+    maxImagePixels: 4096,
   });
   assert.deepEqual(parseServeArgs(["--max-queue", "5"]).limits, { ...SERVER_LIMITS, maxQueue: 5 });
   assert.throws(
@@ -81,6 +98,10 @@ Deno.test("serve main: the limit flags set the server's limits; a bad value name
   assert.throws(() => parseServeArgs(["--max-body-bytes", "1MB"]), /--max-body-bytes "1MB"/);
   assert.throws(() => parseServeArgs(["--max-prompts=-1"]), /--max-prompts "-1"/);
   assert.throws(() => parseServeArgs(["--max-completions", "1.5"]), /--max-completions "1.5"/);
+  assert.throws(
+    () => parseServeArgs(["--max-image-pixels", String(2 ** 27)]),
+    /^ServeUsageError: --max-image-pixels "134217728" is not a limit; use an integer in \[1, 67108864\] \(default 16777216\)$/,
+  );
 });
 
 Deno.test("serve main: --help prints the usage and starts nothing", async () => {

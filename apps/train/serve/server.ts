@@ -36,6 +36,18 @@
  *   last user message** as the prompt, encoded with the tokenizer's special tokens (so
  *   `<bos>` + content for the tiny model). A completions prompt string is encoded with the
  *   tokenizer's special tokens (as vLLM does); a token-id array is used as it is.
+ * - **Images** (a vision-language policy, e.g. `builtin:tiny-vl`): chat messages may carry
+ *   OpenAI `image_url` parts whose `url` is a base64 PNG or JPEG data URL; the server fetches
+ *   nothing, so an http(s) URL is a 400. The prompt is written as in training (`prompt.ts`):
+ *   each image of the last user message as `<|vision_start|><|image_pad|><|vision_end|>` before
+ *   its text (compact and plain), or every message's image parts passed to the chat template as
+ *   `{type: "image"}` (chat); each `<|image_pad|>` is then repeated for the image's merged
+ *   patches, and `generate` runs with the model's forward hook, every row of the batch (each of
+ *   the `n` choices) seeing its request's images. An image is measured from its data URL and
+ *   header (bytes, pixels, tokens: so the context check comes before any pixel is decoded),
+ *   then decoded and processed with the checkpoint's `preprocessor_config.json`. A text-only
+ *   policy refuses an image part with a 400 naming it; image tokens typed as text, or in a
+ *   completions prompt (which carries no pixels), are a 400 too, never a failed forward pass.
  * - **Errors** are OpenAI-shaped, `{ error: { message, type, param, code } }`: 400 for a bad
  *   request (the message names the field, the value and the fix), 404 for an unknown route,
  *   405 for a wrong method, 500 for a failure while generating; none of them stops the server.
@@ -57,23 +69,42 @@
  *   the value and the limit, checked before any prompt is tokenized; at most {@link MAX_STOP}
  *   stop strings (each is searched for at every step of every choice); and when `maxQueue`
  *   generation requests are already waiting or running, a new one is refused at once with a 429
- *   (`Retry-After: 1`; the `openai` client retries it) instead of piling up in memory.
+ *   (`Retry-After: 1`; the `openai` client retries it) instead of piling up in memory (checked
+ *   before a request's images are decoded too). A chat request may carry at most `maxImages`
+ *   images, each of at most `maxImageBytes` encoded bytes and `maxImagePixels` pixels, checked
+ *   from the data URL's length and the image's header before anything is decoded.
  *
  * @module
  */
 
 import {
+  decodeImage,
+  ImageDecodeError,
+  MAX_IMAGE_PIXELS,
+  parseDataUrl,
+  processQwen2VLImages,
+  qwen2VLImageGrid,
+  type Qwen2VLOptions,
+  readImageHeader,
+} from "@rlvr/image";
+import {
+  type ChatContentPart,
   type ChatMessage,
+  expandImageTokens,
   type FinishReason,
+  type ForwardHook,
   generate,
   type GenerateResult,
   type GenerateStep,
+  imageInputs,
+  type ProcessedPixels,
   type SamplerConfig,
   type Tokenizer,
+  type VisionLanguageModel,
 } from "@rlvr/policy";
 import type { CausalLM } from "@rlvr/policy";
 import { loadPolicy } from "../loop/policy.ts";
-import { promptFormat } from "../loop/prompt.ts";
+import { IMAGE_MARKERS, promptFormat } from "../loop/prompt.ts";
 
 /**
  * A loaded policy as the server needs it: what `loadPolicy` returns satisfies it.
@@ -95,6 +126,34 @@ export interface ServedPolicy {
   tokenizer: Tokenizer;
   /** Ids that end a generation. */
   eosTokenIds: readonly number[];
+  /**
+   * For a vision-language policy (what `loadPolicy` returns for a Qwen2-VL checkpoint such as
+   * `builtin:tiny-vl`): its model, whose `lm` must be {@link ServedPolicy.model}, and its image
+   * processor options. Null or absent for a text-only policy, which refuses images.
+   */
+  vision?: ServedVision | null;
+}
+
+/**
+ * The vision side of a {@link ServedPolicy}: what chat requests with `image_url` parts need.
+ *
+ * @example Usage
+ * ```ts
+ * import type { ServedVision } from "./server.ts";
+ * import { loadPolicy } from "../loop/policy.ts";
+ * import assert from "node:assert/strict";
+ * const policy = await loadPolicy("builtin:tiny-vl");
+ * const vision: ServedVision = policy.vision!;
+ * assert.equal(vision.model.lm, policy.model);
+ * assert.equal(vision.processor.maxPixels, 56 * 56);
+ * policy.model.dispose();
+ * ```
+ */
+export interface ServedVision {
+  /** The vision-language model; its decoder `lm` is the served policy's `model`. */
+  model: VisionLanguageModel;
+  /** The image processor options of the checkpoint (`preprocessor_config.json`). */
+  processor: Qwen2VLOptions;
 }
 
 /**
@@ -136,6 +195,7 @@ export interface ServerOptions {
  * import assert from "node:assert/strict";
  * const limits: ServerLimits = {
  *   maxBodyBytes: 1 << 20, maxPrompts: 1024, maxCompletions: 4096, maxQueue: 64,
+ *   maxImages: 8, maxImageBytes: 8 << 20, maxImagePixels: 4096 * 4096,
  * };
  * assert.equal(limits.maxBodyBytes, 1048576);
  * ```
@@ -155,12 +215,31 @@ export interface ServerLimits {
    * is a 429 (`--max-queue`).
    */
   maxQueue: number;
+  /**
+   * Most images in one chat request (`image_url` parts of every message); more is a 400 naming
+   * `messages`, before any image is decoded (`--max-images`).
+   */
+  maxImages: number;
+  /**
+   * Largest image, in encoded (PNG / JPEG) bytes, measured on its data URL before the base64 is
+   * decoded; larger is a 400 naming the part (`--max-image-bytes`). The image's data URL also
+   * counts toward `maxBodyBytes`.
+   */
+  maxImageBytes: number;
+  /**
+   * Most pixels (width × height) of one image, read from its header before its pixels are
+   * decoded; more is a 400 naming the part (`--max-image-pixels`, at most `MAX_IMAGE_PIXELS` of
+   * `@rlvr/image`).
+   */
+  maxImagePixels: number;
 }
 
 /**
  * The default {@link ServerLimits}: a 1 MiB body (about 250k tokens of text, far above any
  * context window this server runs), 1024 prompts and 4096 choices per request (e.g. 256 prompts
- * × `n` = 16), and 64 requests in the queue.
+ * × `n` = 16), 64 requests in the queue, and 8 images per request of at most 8 MiB and
+ * 4096 × 4096 pixels each (48 MiB of RGB once decoded). Larger images need a larger body too:
+ * a data URL is 4/3 of the image's bytes.
  *
  * @example Usage
  * ```ts
@@ -168,6 +247,7 @@ export interface ServerLimits {
  * import assert from "node:assert/strict";
  * assert.equal(SERVER_LIMITS.maxBodyBytes, 1024 * 1024);
  * assert.ok(SERVER_LIMITS.maxCompletions >= SERVER_LIMITS.maxPrompts);
+ * assert.equal(SERVER_LIMITS.maxImages, 8);
  * ```
  */
 export const SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
@@ -175,6 +255,9 @@ export const SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
   maxPrompts: 1024,
   maxCompletions: 4096,
   maxQueue: 64,
+  maxImages: 8,
+  maxImageBytes: 8 * 1024 * 1024,
+  maxImagePixels: 4096 * 4096,
 });
 
 /**
@@ -222,6 +305,8 @@ export interface PolicyServer {
   url: string;
   /** The model id requests must name. */
   modelName: string;
+  /** Whether the served policy reads images (`image_url` parts of chat messages). */
+  vision: boolean;
   /** Stops listening, waits for the requests in flight, and disposes a model it loaded. */
   close(): Promise<void>;
 }
@@ -482,29 +567,97 @@ function completionPrompts(body: Body, tokenizer: Tokenizer, vocab: number): num
   });
 }
 
-function messageText(m: Body, i: number): string {
-  const c = m.content;
-  if (typeof c === "string") return c;
-  if (c === null || c === undefined) return "";
-  if (Array.isArray(c)) {
-    return c.map((part, j) => {
-      const ok = typeof part === "object" && part !== null &&
-        (part as Body).type === "text" && typeof (part as Body).text === "string";
-      if (!ok) {
-        throw bad(
-          `messages[${i}].content[${j}]`,
-          part,
-          `a text part {type: "text", text: "..."} (this policy reads text only)`,
-        );
-      }
-      return (part as Body).text as string;
-    }).join("");
-  }
-  throw bad(`messages[${i}].content`, c, "a string or an array of text parts");
+/** An `image_url` part of a chat request. */
+interface ImagePart {
+  /** Where it is: `messages[i].content[j]`. */
+  param: string;
+  /** Its data URL (checked to start with `data:`). */
+  url: string;
 }
 
-/** The prompt of a chat request, as token ids (see the module doc for the rendering). */
-function chatPrompt(body: Body, tokenizer: Tokenizer): number[] {
+/** A chat message as parsed: its text parts joined, its parts in order, and its images. */
+interface ParsedMessage {
+  /** The message as sent (the template sees its extra fields). */
+  raw: Body;
+  role: string;
+  text: string;
+  parts: ({ type: "text"; text: string } | { type: "image"; image: ImagePart })[];
+  images: ImagePart[];
+}
+
+const IMAGE_DETAILS: readonly string[] = ["auto", "low", "high"];
+
+/**
+ * The content of message `i`: a string, null, or OpenAI content parts `{type: "text", text}` and
+ * (for a vision-language policy) `{type: "image_url", image_url: {url, detail?}}` with a data URL.
+ * `textOnly` names the served model when it cannot read images: an image part is then a 400
+ * naming the part and the fix.
+ */
+function messageContent(
+  m: Body,
+  i: number,
+  textOnly: string | null,
+): Pick<ParsedMessage, "text" | "parts" | "images"> {
+  const c = m.content;
+  if (typeof c === "string") return { text: c, parts: [{ type: "text", text: c }], images: [] };
+  if (c === null || c === undefined) return { text: "", parts: [], images: [] };
+  const kinds = textOnly === null
+    ? `text parts {type: "text", text: "..."} and image parts {type: "image_url", image_url: ` +
+      `{url: "data:image/png;base64,..."}}`
+    : `text parts {type: "text", text: "..."} (this policy reads text only)`;
+  if (!Array.isArray(c)) throw bad(`messages[${i}].content`, c, `a string or an array of ${kinds}`);
+  const parts: ParsedMessage["parts"] = [];
+  const images: ImagePart[] = [];
+  c.forEach((part, j) => {
+    const param = `messages[${i}].content[${j}]`;
+    const p = (typeof part === "object" && part !== null ? part : {}) as Body;
+    if (p.type === "text" && typeof p.text === "string") {
+      parts.push({ type: "text", text: p.text });
+      return;
+    }
+    if (p.type !== "image_url") throw bad(param, part, `one of ${kinds}`);
+    if (textOnly !== null) {
+      throw new HttpError(
+        400,
+        `${param} is an image_url part, but ${show(textOnly)} is a text-only model that cannot ` +
+          `read images; send text parts only, or serve a vision-language checkpoint (deno task ` +
+          `serve --model builtin:tiny-vl, or a Qwen2-VL folder)`,
+        param,
+        "image_not_supported",
+      );
+    }
+    const iu = p.image_url;
+    if (
+      typeof iu !== "object" || iu === null || Array.isArray(iu) ||
+      typeof (iu as Body).url !== "string"
+    ) {
+      throw bad(`${param}.image_url`, iu, `an object {url: "data:image/png;base64,..."}`);
+    }
+    const detail = (iu as Body).detail;
+    if (detail !== undefined && detail !== null && !IMAGE_DETAILS.includes(detail as string)) {
+      throw bad(`${param}.image_url.detail`, detail, `"auto", "low" or "high" (or left out)`);
+    }
+    const url = (iu as Body).url as string;
+    if (!/^data:/i.test(url)) {
+      const what = /^https?:\/\//i.test(url) ? "an http(s) URL" : "not a data URL";
+      throw new HttpError(
+        400,
+        `${param}.image_url.url ${show(url)} is ${what}; this server fetches nothing: send the ` +
+          `image inline as a base64 data URL, data:image/png;base64,... or ` +
+          `data:image/jpeg;base64,...`,
+        `${param}.image_url.url`,
+        "invalid_image_url",
+      );
+    }
+    const image = { param, url };
+    parts.push({ type: "image", image });
+    images.push(image);
+  });
+  return { text: parts.map((p) => p.type === "text" ? p.text : "").join(""), parts, images };
+}
+
+/** The messages of a chat request, checked (see {@link messageContent}). */
+function chatMessages(body: Body, textOnly: string | null): ParsedMessage[] {
   const msgs = body.messages;
   if (!Array.isArray(msgs) || msgs.length === 0) {
     throw new HttpError(
@@ -515,17 +668,212 @@ function chatPrompt(body: Body, tokenizer: Tokenizer): number[] {
       msgs === undefined ? "missing_required_parameter" : "invalid_value",
     );
   }
-  const messages: (ChatMessage & { content: string })[] = msgs.map((m, i) => {
+  return msgs.map((m, i) => {
     if (typeof m !== "object" || m === null || typeof (m as Body).role !== "string") {
       throw bad(`messages[${i}]`, m, `a message {role: "user", content: "..."}`);
     }
-    return { ...(m as Body), role: (m as Body).role as string, content: messageText(m, i) };
+    const raw = m as Body;
+    return { raw, role: raw.role as string, ...messageContent(raw, i, textOnly) };
   });
+}
+
+/** An image of a chat prompt, its header read: its bytes and the image tokens it takes. */
+interface InspectedImage {
+  /** `messages[i].content[j]`. */
+  param: string;
+  /** The PNG or JPEG bytes. */
+  bytes: Uint8Array;
+  /** `<|image_pad|>` tokens in the prompt (the processor's merged patches). */
+  tokens: number;
+}
+
+/** A 400 for an image that cannot be read: `invalid_image`, or `image_too_large` for a limit. */
+function imageError(param: string, e: unknown): HttpError {
+  const at = `${param}.image_url.url`;
+  const limit = e instanceof ImageDecodeError && e.reason === "limit";
+  const why = ((e as Error)?.message ?? String(e)).replace(/^\w+: /, "");
+  return new HttpError(
+    400,
+    `${at} is not an image this server can read: ${why}`,
+    at,
+    limit ? "image_too_large" : "invalid_image",
+  );
+}
+
+/**
+ * Reads an image's size from its data URL and header, without decoding its pixels: the byte and
+ * pixel limits are checked first, then the tokens the processor gives it are computed.
+ */
+function inspectImage(
+  part: ImagePart,
+  processor: Qwen2VLOptions,
+  limits: ServerLimits,
+): InspectedImage {
+  const at = `${part.param}.image_url.url`;
+  const comma = part.url.indexOf(",");
+  const payload = comma < 0 ? "" : part.url.slice(comma + 1).replace(/=+$/, "");
+  // Every 4 base64 characters are 3 bytes: the size before decoding anything.
+  const bytesBound = Math.floor(payload.length * 3 / 4);
+  if (bytesBound > limits.maxImageBytes) {
+    throw new HttpError(
+      400,
+      `${at} carries an image of about ${bytesBound} bytes, more than this server's limit of ` +
+        `${limits.maxImageBytes} bytes per image (--max-image-bytes); send a smaller or more ` +
+        `compressed PNG or JPEG`,
+      at,
+      "image_too_large",
+    );
+  }
+  let bytes: Uint8Array;
+  let width: number;
+  let height: number;
+  try {
+    bytes = parseDataUrl(part.url, { maxBytes: limits.maxImageBytes }).bytes;
+    ({ width, height } = readImageHeader(bytes));
+  } catch (e) {
+    throw imageError(part.param, e);
+  }
+  if (width * height > limits.maxImagePixels) {
+    throw new HttpError(
+      400,
+      `${at} is a ${width}×${height} image (${width * height} pixels), more than this server's ` +
+        `limit of ${limits.maxImagePixels} pixels per image (--max-image-pixels); downscale it`,
+      at,
+      "image_too_large",
+    );
+  }
+  try {
+    return { param: part.param, bytes, tokens: qwen2VLImageGrid(height, width, processor).tokens };
+  } catch (e) {
+    throw imageError(part.param, e);
+  }
+}
+
+/**
+ * Decodes and processes the images of a prompt (after its length was checked) into the tower's
+ * input: every image's patches in order, one grid per image.
+ */
+function processImages(
+  images: readonly InspectedImage[],
+  processor: Qwen2VLOptions,
+  limits: ServerLimits,
+): ProcessedPixels {
+  const parts = images.map((img) => {
+    let out: ReturnType<typeof processQwen2VLImages>;
+    try {
+      const decoded = decodeImage(img.bytes, {
+        maxBytes: limits.maxImageBytes,
+        maxPixels: limits.maxImagePixels,
+      });
+      out = processQwen2VLImages([decoded], processor);
+    } catch (e) {
+      throw imageError(img.param, e);
+    }
+    if (out.imageTokenCounts[0] !== img.tokens) {
+      throw new Error(
+        `${img.param}: the processed image takes ${out.imageTokenCounts[0]} tokens, its header ` +
+          `said ${img.tokens}`,
+      );
+    }
+    return out;
+  });
+  const pixelValues = new Float32Array(parts.reduce((n, p) => n + p.pixelValues.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    pixelValues.set(p.pixelValues, at);
+    at += p.pixelValues.length;
+  }
+  return { pixelValues, patchDim: parts[0]!.patchDim, gridThw: parts.flatMap((p) => p.gridThw) };
+}
+
+/**
+ * Refuses a prompt of a vision-language policy whose image tokens are not exactly `images`
+ * `<|image_pad|>` tokens, each right after `<|vision_start|>` (one per image, before expansion):
+ * image tokens typed as text, or a chat template that does not write an image part so, would
+ * leave the model without the pixels they stand for (or the pixels without their place).
+ * `source`: how the prompt was written (`template`: by the model's chat template from
+ * `messages`; `messages`: from the last user message; `completions`: a completions prompt, which
+ * carries no images).
+ */
+function checkImageTokens(
+  ids: readonly number[],
+  images: number,
+  vision: ServedVision,
+  tokenizer: Tokenizer,
+  param: string,
+  source: "template" | "messages" | "completions",
+): void {
+  const { imageTokenId, visionStartTokenId } = vision.model.config;
+  let found = 0;
+  let loose = false;
+  ids.forEach((id, k) => {
+    if (id !== imageTokenId) return;
+    found++;
+    if (k === 0 || ids[k - 1] !== visionStartTokenId) loose = true;
+  });
+  if (found === images && !loose) return;
+  const pad = show(tokenizer.decode([imageTokenId]));
+  const start = show(tokenizer.decode([visionStartTokenId]));
+  let fix: string;
+  if (source === "completions") {
+    fix = `a completions prompt carries no pixels: remove the image tokens, and send images as ` +
+      `image_url parts to /v1/chat/completions`;
+  } else if (source === "template" && found < images) {
+    fix = `the model's chat template must write ${start}${pad} for each {type: "image"} part; ` +
+      `serve a checkpoint whose template does (a Qwen2-VL one)`;
+  } else {
+    fix = `send images as image_url parts only, with no ${pad} or ${start} typed in the text`;
+  }
+  const what = source === "completions" ? param : `the prompt written from ${param}`;
+  throw new HttpError(
+    400,
+    `${what} has ${found} image token(s) ${pad} (id ${imageTokenId}) for ${images} image ` +
+      `part(s)${loose ? `, not all of them right after ${start}` : ""}; ${fix}`,
+    param,
+    "invalid_value",
+  );
+}
+
+/** A chat prompt: its token ids (images expanded) and the images they hold, in order. */
+interface ChatPrompt {
+  ids: number[];
+  images: InspectedImage[];
+}
+
+/** The prompt of a chat request (see the module doc for the rendering, images included). */
+function chatPrompt(
+  messages: readonly ParsedMessage[],
+  tokenizer: Tokenizer,
+  vision: ServedVision | null,
+  limits: ServerLimits,
+): ChatPrompt {
+  const all = messages.flatMap((m) => m.images);
+  if (all.length > limits.maxImages) {
+    throw new HttpError(
+      400,
+      `messages carry ${all.length} images, more than this server's limit of ` +
+        `${limits.maxImages} per request (--max-images); send at most ${limits.maxImages} images ` +
+        `per request`,
+      "messages",
+      "too_many_images",
+    );
+  }
   const format = promptFormat(tokenizer);
+  let ids: number[];
+  let used: ImagePart[];
   if (format === "chat") {
+    const rendered: ChatMessage[] = messages.map((m) => ({
+      ...m.raw,
+      role: m.role,
+      content: m.images.length === 0
+        ? m.text
+        : m.parts.map((p): ChatContentPart =>
+          p.type === "text" ? { type: "text", text: p.text } : { type: "image" }
+        ),
+    }));
     let text: string;
     try {
-      text = tokenizer.applyChatTemplate(messages, { addGenerationPrompt: true });
+      text = tokenizer.applyChatTemplate(rendered, { addGenerationPrompt: true });
     } catch (e) {
       throw new HttpError(
         400,
@@ -534,23 +882,51 @@ function chatPrompt(body: Body, tokenizer: Tokenizer): number[] {
         "invalid_value",
       );
     }
-    const ids = tokenizer.encode(text, { addSpecialTokens: false });
-    if (ids.length === 0) throw bad("messages", msgs, "messages that render to a non-empty prompt");
-    return ids;
-  }
-  const last = messages.findLastIndex((m) => m.role === "user");
-  if (last < 0) {
-    throw new HttpError(
-      400,
-      `messages must contain a user message: this model's tokenizer has no chat template, so ` +
-        `the prompt is the last user message's content; got roles ${
-          show(messages.map((m) => m.role))
-        }`,
-      "messages",
-      "invalid_value",
+    ids = tokenizer.encode(text, { addSpecialTokens: false });
+    if (ids.length === 0) {
+      const sent = messages.map((m) => m.raw);
+      throw bad("messages", sent, "messages that render to a non-empty prompt");
+    }
+    used = all;
+  } else {
+    const last = messages.findLastIndex((m) => m.role === "user");
+    if (last < 0) {
+      throw new HttpError(
+        400,
+        `messages must contain a user message: this model's tokenizer has no chat template, so ` +
+          `the prompt is the last user message's content; got roles ${
+            show(messages.map((m) => m.role))
+          }`,
+        "messages",
+        "invalid_value",
+      );
+    }
+    const stray = messages.find((m, i) => i !== last && m.images.length > 0)?.images[0];
+    if (stray !== undefined) {
+      throw new HttpError(
+        400,
+        `${stray.param} is an image outside the last user message; this model's tokenizer has ` +
+          `no chat template, so its prompt is the last user message alone (its images, then its ` +
+          `text): move the image there`,
+        stray.param,
+        "invalid_value",
+      );
+    }
+    used = messages[last]!.images;
+    // As the model was trained (prompt.ts): each image's markers, then the text.
+    ids = encodePrompt(
+      tokenizer,
+      IMAGE_MARKERS.repeat(used.length) + messages[last]!.text,
+      `messages[${last}].content`,
     );
   }
-  return encodePrompt(tokenizer, messages[last]!.content, `messages[${last}].content`);
+  if (vision === null) return { ids, images: [] };
+  const source = format === "chat" ? "template" : "messages";
+  checkImageTokens(ids, used.length, vision, tokenizer, "messages", source);
+  const images = used.map((part) => inspectImage(part, vision.processor, limits));
+  if (images.length === 0) return { ids, images };
+  const counts = images.map((image) => image.tokens);
+  return { ids: expandImageTokens(ids, vision.model.config.imageTokenId, counts), images };
 }
 
 /** Resolves `max_tokens` against the context window. */
@@ -621,6 +997,8 @@ interface TokenInfo {
 
 interface Job {
   prompts: number[][];
+  /** The images of each prompt (by index in `prompts`), for a vision-language policy. */
+  images?: readonly (ProcessedPixels | undefined)[];
   maxNewTokens: number;
   sampling: Sampling;
   topK: number;
@@ -636,13 +1014,34 @@ interface JobResult {
 
 class Aborted extends Error {}
 
+/**
+ * The forward hook of one `generate` call of a vision-language policy (undefined for a text-only
+ * one): row `r` of the call sees `pixelsOf(r)`, none for a text-only row. The tower's input
+ * tensor is made inside the hook, so the forward pass's `tidy` frees it.
+ */
+function visionHook(
+  policy: ServedPolicy,
+  pixelsOf: (row: number) => ProcessedPixels | undefined,
+): ForwardHook | undefined {
+  const vision = policy.vision ?? null;
+  if (vision === null) return undefined;
+  const backend = policy.model.params.get("model.embed_tokens.weight")!.backend;
+  return vision.model.forwardHook((row) => {
+    const pixels = pixelsOf(row);
+    return pixels === undefined ? undefined : imageInputs(pixels, backend);
+  });
+}
+
 async function runJob(policy: ServedPolicy, job: Job): Promise<JobResult> {
   const { n } = job.sampling;
   const prompts = job.prompts.flatMap((p) => Array.from({ length: n }, () => p));
   const vocab = Math.min(policy.tokenizer.vocabSize, policy.model.config.vocabSize);
   const tokens: TokenInfo[][] = prompts.map(() => []);
   let lastYield = performance.now();
+  // Row r of the batch is choice r % n of prompt ⌊r / n⌋, and sees that prompt's images.
+  const forwardHook = visionHook(policy, (row) => job.images?.[Math.floor(row / n)]);
   const result = await generate(policy.model, prompts, {
+    ...(forwardHook === undefined ? {} : { forwardHook }),
     maxNewTokens: job.maxNewTokens,
     sampler: job.sampling.sampler,
     sequenceIds: prompts.map((_, i) => i),
@@ -791,14 +1190,31 @@ function requestId(prefix: string): string {
 /** Runs a job in its turn in the generation queue (see `reserve` in {@link startServer}). */
 type Runner = <T>(job: () => Promise<T>) => Promise<T>;
 
-/** `opts.limits` over the defaults, each checked to be an integer >= 1. */
+/**
+ * The largest value of each {@link ServerLimits} field that has one: `maxImagePixels` is at most
+ * what an image may hold at all (`MAX_IMAGE_PIXELS` of `@rlvr/image`, 64 Mi pixels).
+ *
+ * @example Usage
+ * ```ts
+ * import { LIMIT_MAXIMA } from "./server.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(LIMIT_MAXIMA.maxImagePixels, 64 * 1024 * 1024);
+ * ```
+ */
+export const LIMIT_MAXIMA: Readonly<Partial<ServerLimits>> = Object.freeze({
+  maxImagePixels: MAX_IMAGE_PIXELS,
+});
+
+/** `opts.limits` over the defaults, each checked to be an integer >= 1 (and its maximum). */
 function resolveLimits(given: Partial<ServerLimits> | undefined): ServerLimits {
   const limits = { ...SERVER_LIMITS, ...given };
   for (const key of Object.keys(SERVER_LIMITS) as (keyof ServerLimits)[]) {
     const v = limits[key];
-    if (!Number.isSafeInteger(v) || v < 1) {
+    const max = LIMIT_MAXIMA[key] ?? Number.MAX_SAFE_INTEGER;
+    if (!Number.isSafeInteger(v) || v < 1 || v > max) {
+      const range = max === Number.MAX_SAFE_INTEGER ? ">= 1" : `in [1, ${max}]`;
       throw new RangeError(
-        `startServer: limits.${key} must be an integer >= 1, got ${show(v)}; leave it out ` +
+        `startServer: limits.${key} must be an integer ${range}, got ${show(v)}; leave it out ` +
           `for the default ${SERVER_LIMITS[key]}`,
       );
     }
@@ -854,12 +1270,21 @@ export async function startServer(opts: ServerOptions = {}): Promise<PolicyServe
   }
   const limits = resolveLimits(opts.limits);
   if (opts.modelName !== undefined) checkModelName(opts.modelName);
+  const given = opts.policy?.vision ?? null;
+  if (given !== null && given.model.lm !== opts.policy!.model) {
+    throw new RangeError(
+      `startServer: policy.vision.model.lm is not policy.model; the decoder that generates must ` +
+        `be the vision-language model's (pass what loadPolicy returns, or set model to ` +
+        `vision.model.lm)`,
+    );
+  }
   const owned = opts.policy === undefined;
   const modelArg = opts.model ?? "builtin:tiny";
   const policy: ServedPolicy = opts.policy ?? await loadPolicy(modelArg);
   const modelName = opts.modelName ?? (owned || opts.model !== undefined ? modelArg : "policy");
   const created = Math.floor(Date.now() / 1000);
   const { tokenizer } = policy;
+  const vision = policy.vision ?? null;
   const vocab = Math.min(tokenizer.vocabSize, policy.model.config.vocabSize);
   const context = policy.model.config.maxPositions;
   const modelCard = { id: modelName, object: "model", created, owned_by: "rlvr" };
@@ -875,6 +1300,20 @@ export async function startServer(opts: ServerOptions = {}): Promise<PolicyServe
    * resumes), so each place runs one job.
    */
   const reserve = (): Runner => {
+    checkQueue();
+    pending++;
+    return <T>(job: () => Promise<T>): Promise<T> => {
+      const run = queue.then(job, job).finally(() => pending--);
+      queue = run.catch(() => {});
+      return run;
+    };
+  };
+
+  /**
+   * Refuses a request with a 429 when the queue is full, without taking a place: called before
+   * a request's images are decoded too, so a flood of image requests is refused cheaply.
+   */
+  function checkQueue(): void {
     if (pending >= limits.maxQueue) {
       throw new HttpError(
         429,
@@ -887,13 +1326,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<PolicyServe
         { "retry-after": "1" },
       );
     }
-    pending++;
-    return <T>(job: () => Promise<T>): Promise<T> => {
-      const run = queue.then(job, job).finally(() => pending--);
-      queue = run.catch(() => {});
-      return run;
-    };
-  };
+  }
 
   /**
    * The request body as a JSON object. A body over `maxBodyBytes` is a 413: refused from its
@@ -906,7 +1339,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<PolicyServe
       new HttpError(
         413,
         `the request body ${what}, more than this server's limit of ${max} bytes ` +
-          `(--max-body-bytes); send fewer or shorter prompts per request`,
+          `(--max-body-bytes); send fewer or shorter prompts (or smaller images) per request`,
         null,
         "request_too_large",
       );
@@ -1043,6 +1476,14 @@ export async function startServer(opts: ServerOptions = {}): Promise<PolicyServe
     unsupported(body, "suffix", (v) => v === "", "leave it out");
     checkBatch(promptCount(body.prompt), sampling.n, limits);
     const prompts = completionPrompts(body, tokenizer, vocab);
+    if (vision !== null) {
+      // A list of prompts names each one (`prompt[i]`); one prompt (a string, ids) is `prompt`.
+      const listed = Array.isArray(body.prompt) && body.prompt.some((x) => typeof x !== "number");
+      prompts.forEach((p, i) => {
+        const param = listed ? `prompt[${i}]` : "prompt";
+        checkImageTokens(p, 0, vision, tokenizer, param, "completions");
+      });
+    }
     const max = maxNewTokens(sampling.maxTokens, 16, prompts, context, "max_tokens", "prompt");
     const id = requestId("cmpl");
     const created = Math.floor(Date.now() / 1000);
@@ -1110,12 +1551,20 @@ export async function startServer(opts: ServerOptions = {}): Promise<PolicyServe
       `leave it out or use {"type": "text"}`,
     );
     checkBatch(1, sampling.n, limits);
-    const prompt = chatPrompt(body, tokenizer);
+    const messages = chatMessages(body, vision === null ? modelName : null);
+    const { ids: prompt, images } = chatPrompt(messages, tokenizer, vision, limits);
     const max = maxNewTokens(sampling.maxTokens, context, [prompt], context, maxParam, "messages");
+    let pixels: ProcessedPixels | undefined;
+    if (images.length > 0) {
+      // Decoding is the costly part of an image: not for a request the queue would refuse.
+      checkQueue();
+      pixels = processImages(images, vision!.processor, limits);
+    }
     const id = requestId("chatcmpl");
     const created = Math.floor(Date.now() / 1000);
     const job: Job = {
       prompts: [prompt],
+      images: [pixels],
       maxNewTokens: max,
       sampling,
       topK,
@@ -1234,6 +1683,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<PolicyServe
   return {
     url: `http://${shownHost}:${addr.port}`,
     modelName,
+    vision: vision !== null,
     close() {
       closing ??= (async () => {
         await server.shutdown();
