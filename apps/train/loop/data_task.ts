@@ -13,6 +13,10 @@
  *   built (one warning line, the first {@link BAD_ROWS_SHOWN} with their reasons); they never
  *   stop a run. A file without a single usable row is an error naming the file, the field and
  *   the fix.
+ * - **Images**: a row's `images` field (a list of file paths, relative to the dataset's folder,
+ *   or `data:image/...` URLs) rides along with paths resolved, for a vision-language policy
+ *   (`loop/vision.ts` decodes them when the row is first drawn); it is part of the row's key, so
+ *   one question about two images is two problems. A field that is not such a list is a bad row.
  * - **The reference answer** is reduced with `extractGold`: a GSM8K solution `... #### 42`
  *   becomes `42`, a MATH solution its last `\boxed{...}`, anything else is used trimmed. A
  *   number is its decimal text; a list holds several accepted answers (any one counts).
@@ -44,7 +48,7 @@
  * @module
  */
 
-import { basename } from "node:path";
+import { basename, dirname, isAbsolute, join } from "node:path";
 import type { ChatMessage } from "@rlvr/policy";
 import {
   defineReward,
@@ -70,6 +74,7 @@ import {
 } from "@rlvr/sampling";
 import type { DataSection } from "../config/types.ts";
 import { HELD_OUT_SEED } from "./problems.ts";
+import { MAX_IMAGES_PER_ROW } from "./vision.ts";
 
 /** How many skipped rows the warning of {@link dataTask} lists with their reasons. */
 export const BAD_ROWS_SHOWN = 5;
@@ -257,10 +262,12 @@ export async function dataTask(
     for await (const ex of stream) {
       let prompt: { text: string; messages?: ChatMessage[] };
       let references: string[];
+      let images: string[] | null;
       try {
         prompt = promptOf(ex, section);
         if (prompt.text.trim() === "") throw new TypeError("the prompt is empty");
         references = section.answerField === null ? [] : referenceAnswers(ex.answer);
+        images = rowImages(ex.row.images, path);
       } catch (e) {
         skipped.push({ row: ex.index, where: ex.source, reason: (e as Error).message });
         continue;
@@ -275,7 +282,13 @@ export async function dataTask(
         prompt: prompt.text,
         answer: references[0] ?? "",
         difficulty: 0,
-        uid: section.template != null ? promptUid(prompt.text) : ex.uid,
+        // The same question about two images is two problems.
+        uid: images !== null
+          ? promptUid([prompt.text, ex.row.images])
+          : section.template != null
+          ? promptUid(prompt.text)
+          : ex.uid,
+        ...(images !== null ? { images } : {}),
         references,
         source: ex.source,
         index: ex.index,
@@ -329,6 +342,28 @@ export async function dataTask(
 
   const { train, test } = trainTestSplit(rows, { testFraction: section.testFraction });
   return splitTask(path, section.testFraction, train, test, all, undefined);
+}
+
+/**
+ * A row's `images` field as image sources (data URLs, or file paths resolved against the
+ * dataset's folder), or null when the row has none; anything else is a bad row's reason.
+ */
+function rowImages(value: unknown, dataset: string): string[] | null {
+  if (value === undefined || value === null) return null;
+  const fix = "use a list of image file paths (relative to the dataset) or data:image/... URLs";
+  if (!Array.isArray(value)) throw new TypeError(`images is ${typeof value}; ${fix}`);
+  if (value.length > MAX_IMAGES_PER_ROW) {
+    throw new RangeError(
+      `images holds ${value.length} images, more than ${MAX_IMAGES_PER_ROW}; split the row`,
+    );
+  }
+  return value.map((s, i) => {
+    if (typeof s !== "string" || s.trim() === "") {
+      throw new TypeError(`images[${i}] is ${JSON.stringify(s)?.slice(0, 40)}; ${fix}`);
+    }
+    if (/^data:/i.test(s) || /^file:\/\//i.test(s) || isAbsolute(s)) return s;
+    return join(dirname(dataset), s);
+  });
 }
 
 /** The {@link DataTask} of a file's split rows (see the module doc for `row`). */

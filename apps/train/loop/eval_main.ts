@@ -62,7 +62,8 @@ import {
 import { deviceLine, selectTrainDevice } from "./device.ts";
 import { contextWindowProblem, loadPolicy } from "./policy.ts";
 import { heldOutProblems } from "./problems.ts";
-import { promptFormat, promptIds, renderPrompt } from "./prompt.ts";
+import { promptFormat, promptIds, type PromptImages, renderPrompt } from "./prompt.ts";
+import { VisionInputs } from "./vision.ts";
 import { taskFromConfig } from "./task.ts";
 
 /** Problems evaluated when `--problems` is not given (the training run's `trainer.evalProblems`). */
@@ -115,6 +116,7 @@ export const EVAL_USAGE =
 function fitToModel(
   config: { maxPositions: number },
   tokenizer: Parameters<typeof promptIds>[0],
+  images: PromptImages | undefined,
   e: {
     model: string;
     task: Task;
@@ -126,7 +128,7 @@ function fitToModel(
   },
 ): { task: Task; rows: TaskRow[] } {
   const format = promptFormat(tokenizer);
-  const measure = (row: TaskRow) => promptIds(tokenizer, row, format).length;
+  const measure = (row: TaskRow) => promptIds(tokenizer, row, format, images).length;
   const at = { checkpoint: e.model, field: "--max-new-tokens", maxNewTokens: e.maxNewTokens };
   const bare = contextWindowProblem(config, at);
   if (bare !== null) throw new UsageError(bare);
@@ -530,8 +532,12 @@ async function run(
     throw e;
   }
   const { model: policy, tokenizer, eosTokenIds } = loaded;
+  // A vision-language checkpoint: rows with images are prompted and run with them.
+  const vision = loaded.vision === null
+    ? null
+    : new VisionInputs(loaded.vision.model, { processor: loaded.vision.processor });
   try {
-    ({ task, rows } = fitToModel(policy.config, tokenizer, {
+    ({ task, rows } = fitToModel(policy.config, tokenizer, vision ?? undefined, {
       model,
       task,
       rows,
@@ -560,6 +566,7 @@ async function run(
       sampling: { temperature },
       maxNewTokens,
       eosTokenIds,
+      vision,
       onSample: (s) => {
         const p = perProblem[s.problem]!;
         p.rewards[s.sample] = s.reward;

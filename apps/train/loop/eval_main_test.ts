@@ -331,3 +331,41 @@ Deno.test("evalMain --data: rows too long for the model are skipped and counted"
     );
   });
 });
+
+Deno.test("evalMain on builtin:tiny-vl with --task count_shapes: the images reach the policy; its pass@1 is the README's", async () => {
+  await withTempDir(async (dir) => {
+    const lines: string[] = [];
+    const args = [
+      "builtin:tiny-vl",
+      "--task",
+      "count_shapes",
+      ...[
+        "size=56",
+        "shapeSize=[8, 10]",
+        "count=[3, 6]",
+        "distractors=[6, 8]",
+        "colors=3",
+        "kinds=3",
+      ]
+        .flatMap((o) => ["--set", `task.options.${o}`]),
+      "--max-new-tokens",
+      "64",
+      "--problems",
+      "64",
+      "--samples",
+      "8",
+      "--out",
+      `${dir}/eval`,
+    ];
+    const r = await evalMain(args, (l) => lines.push(l));
+    assert.ok(r !== null, lines.join("\n"));
+    // grpo_vision's task, 64 held-out problems x 8 samples: the warm start's number
+    // (apps/train/README.md, "Vision-language warm start").
+    assert.equal(pct(r.passAt1), "28.7%");
+    const { records: samples } = await readJsonl<SampleLine>(`${dir}/eval/samples.jsonl`);
+    assert.match(
+      samples[0]!.prompt,
+      /^<\|vision_start\|><\|image_pad\|><\|vision_end\|>\w+ \w+s\?$/,
+    );
+  });
+});

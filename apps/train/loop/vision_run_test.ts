@@ -4,7 +4,10 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { parseDataUrl } from "@rlvr/image";
+import { countShapesTask } from "@rlvr/rewards/vision";
 import { loadConfig } from "../config/load.ts";
+import { dataTask } from "./data_task.ts";
 import { loadPolicy } from "./policy.ts";
 import { runTraining } from "./run.ts";
 import { STATE_FILES } from "./state.ts";
@@ -151,6 +154,68 @@ Deno.test("runTraining on tiny-vl: model.freezeVisionTower keeps the tower bit f
     );
     // No run directory was left by the refused runs.
     assert.deepEqual([...Deno.readDirSync(root)].map((e) => e.name), ["frozen"]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("runTraining on tiny-vl with a dataset whose rows carry image files: paths resolve against the dataset, the image is part of the key, a bad images field is a skipped row", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const task = countShapesTask({ size: 56, shapeSize: [8, 10], count: [1, 4], colors: 2 });
+    await Deno.mkdir(join(root, "data/img"), { recursive: true });
+    const lines: string[] = [];
+    for (let i = 0; i < 24; i++) {
+      const row = task.row(7, i);
+      await Deno.writeFile(join(root, `data/img/${i}.png`), parseDataUrl(row.images[0]!).bytes);
+      // Every row asks the same kind of question; only the image tells the problems apart.
+      lines.push(JSON.stringify({
+        question: `${row.targetColor} ${row.targetKind}s?`,
+        answer: row.answer,
+        images: [`img/${i}.png`],
+      }));
+    }
+    lines.push(JSON.stringify({ question: "red circles?", answer: "1", images: "img/0.png" }));
+    await Deno.writeTextFile(join(root, "data/shapes.jsonl"), lines.join("\n") + "\n");
+    const data = await dataTask({
+      path: join(root, "data/shapes.jsonl"),
+      format: "jsonl",
+      promptField: "question",
+      answerField: "answer",
+      testFraction: 0.25,
+    }, { log: () => {} });
+    const all = [...data.train, ...data.test];
+    assert.equal(all.length, 24);
+    assert.equal(new Set(all.map((r) => data.key(r))).size, 24);
+    assert.ok(all.every((r) => (r.images as string[])[0]!.startsWith(join(root, "data/img/"))));
+    assert.match(data.skipped[0]!.reason, /images is string; use a list of image file paths/);
+
+    const r = await runTraining(
+      await loadConfig({
+        out: root,
+        steps: "1",
+        data: join(root, "data/shapes.jsonl"),
+        set: [
+          ...VL.filter((s) => !s.startsWith("task.")),
+          "task.data.promptField=question",
+          "task.data.testFraction=0.25",
+          "algorithm.kl.beta=0",
+          "output.name=data",
+        ],
+      }),
+      quiet,
+    );
+    assert.equal(r.step, 1);
+    const held = await records(r.dir, "eval_samples.jsonl");
+    assert.ok(held.length > 0);
+    // A file path is not inlined into the records (only data URLs are).
+    for (const s of held) {
+      assert.match(
+        s.prompt as string,
+        /^<\|vision_start\|><\|image_pad\|><\|vision_end\|>\w+ \w+s\?$/,
+      );
+      assert.equal(s.images, undefined);
+    }
   } finally {
     await Deno.remove(root, { recursive: true });
   }
