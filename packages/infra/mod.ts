@@ -122,3 +122,5 @@ export type {
 } from "./nats/trajectories.ts";
 export { WeightsStore } from "./nats/weights_store.ts";
 export type { WeightsStoreOptions } from "./nats/weights_store.ts";
+export { ObjectChangedError, readObject } from "./nats/objects.ts";
+export type { ObjectMeta, ObjectSource, ReadObjectOptions } from "./nats/objects.ts";

@@ -32,8 +32,11 @@
  *   error that names both sizes and the server setting.
  * - **No silent hangs**: an error in a worker's rollout is published and rejects the slot's
  *   `run` (as a Web Worker's does); a job JetStream gives up on after `maxDeliver` deliveries
- *   (every worker that took it died) rejects it too (max-deliveries advisory); and while jobs
- *   wait with no result the hub logs the queue's depth every `waitWarnS` seconds.
+ *   (every worker that took it died) rejects it too (max-deliveries advisory); a job that left
+ *   the queue without a result (a worker dropped it, or another client took it) is queued
+ *   again, up to `maxDeliver` times, then rejects; objects are read with `readObject`, which
+ *   fails instead of waiting forever when another client deletes the object being read; and
+ *   while jobs wait with no result the hub logs the queue's depth every `waitWarnS` seconds.
  * - **Credentials** (`rollout.natsAuth` and the `NATS_*` environment, `nats_protocol.ts`): a
  *   refused or missing login fails `startNatsExecutors` at once, naming the settings; the
  *   config published to the workers leaves `rollout.natsAuth` out, and URLs are logged without
@@ -55,6 +58,8 @@ import { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
 import { type ObjectInfo, type ObjectStore, Objm } from "@nats-io/obj";
 import { nanos, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import {
+  ObjectChangedError,
+  readObject,
   type ReceivedTrajectory,
   TrajectoryConsumer,
   type WeightSnapshot,
@@ -129,6 +134,10 @@ interface Pending {
   seq: number;
   /** Times the job was queued again after a result under weights this trainer never uploaded. */
   requeued: number;
+  /** Times the job was queued again after it left the queue without a result. */
+  lost: number;
+  /** Missing from the queue at the last check (see `#checkLost`). */
+  gone: boolean;
   resolve: (v: { rollout: Rollout; policyVersion: number }) => void;
   reject: (e: Error) => void;
 }
@@ -487,7 +496,7 @@ class NatsHub {
     if (this.#closed) throw new Error(`NATS rollout executor ${slot} is closed`);
     let pending!: Pending;
     const result = new Promise<{ rollout: Rollout; policyVersion: number }>((resolve, reject) => {
-      pending = { slot, job, seq: -1, requeued: 0, resolve, reject };
+      pending = { slot, job, seq: -1, requeued: 0, lost: 0, gone: false, resolve, reject };
     });
     result.catch(() => {}); // settled while enqueueing: awaited (and thrown) below
     if (this.#pending.size === 0) this.#lastProgress = Date.now();
@@ -518,6 +527,7 @@ class NatsHub {
       );
     }
     this.#pending.set(id, p);
+    p.gone = false;
     try {
       const { seq } = await this.#queue.enqueue({ id, prompt });
       if (this.#pending.get(id) === p) {
@@ -616,6 +626,7 @@ class NatsHub {
         continue;
       }
       if (r === null) {
+        await this.#checkLost();
         await this.#warnIfWaiting();
         continue;
       }
@@ -662,10 +673,63 @@ class NatsHub {
     }
   }
 
+  /**
+   * Queues again the jobs that left the work queue without a result, so that the run never
+   * waits for a job nobody has: a worker drops (terminates) a job whose run record it cannot
+   * find (another client deleted it, or a new trainer took over the server), and any client of
+   * the server can take a job and acknowledge it. Called when no result came for a while; a
+   * job missing from the queue at one call and still without a result at the next is lost (a
+   * worker publishes the result before it acknowledges the job, and the pump took every result
+   * published in between). Up to `maxDeliver` times, then the job fails naming why.
+   */
+  async #checkLost(): Promise<void> {
+    for (const [id, p] of [...this.#pending]) {
+      if (this.#closed) return;
+      if (p.seq < 0 || this.#pending.get(id) !== p) continue;
+      if (!p.gone) {
+        try {
+          p.gone = await this.#jsm.streams.getMessage(this.#queue.stream, { seq: p.seq }) === null;
+        } catch { /* asked again at the next call */ }
+        continue;
+      }
+      this.#settle(id);
+      const tail = `job ${p.job.id} (${id}) left the work queue without a result`;
+      if (p.lost >= this.run.queue.maxDeliver) {
+        p.reject(
+          new Error(
+            `NATS rollout executor ${p.slot}: ${tail}, ${p.lost + 1} times: a worker dropped ` +
+              `it (it found no run record ${runObjectName(this.run.incarnation)}: another ` +
+              `client deleted it, or another trainer took over ${this.url}), or another ` +
+              `client took it; see the workers' output`,
+          ),
+        );
+        continue;
+      }
+      p.lost++;
+      this.#log(
+        `rollout: NATS: ${tail} (a worker dropped it, or another client took it); queued ` +
+          `again (${p.lost}/${this.run.queue.maxDeliver})`,
+      );
+      try {
+        await this.#enqueue(p);
+      } catch (e) {
+        p.reject(errorOf(e));
+      }
+    }
+  }
+
   async #decode(payload: NatsResult, workerId: string, p: Pending): Promise<Rollout> {
     if (payload.kind === "inline") return decodeJson<Rollout>(payload.json);
     if (payload.kind === "object") {
-      const bytes = await this.#rollouts.getBlob(payload.name);
+      // not `getBlob`, which waits forever when the object is deleted while read: the pump
+      // would stop and the run with it; deleted or replaced, the rollout is gone
+      const bytes = await readObject(this.#rollouts, payload.name).then(
+        (r) => r?.bytes ?? null,
+        (e) => {
+          if (e instanceof ObjectChangedError) return null;
+          throw e;
+        },
+      );
       if (bytes === null) {
         throw new Error(
           `NATS rollout executor ${p.slot}: the rollout of job ${p.job.id} (object ` +

@@ -335,3 +335,75 @@ natsTest(
   },
   { timeoutMs: 60_000 },
 );
+
+natsTest(
+  "startNatsExecutors: a job that leaves the queue without a result is queued again, then rejects",
+  async (server) => {
+    const config = await tinyConfig(server.url);
+    const logs: string[] = [];
+    const [ex] = await startNatsExecutors(config, 1, {
+      runId: "exec-lost",
+      ackWaitMs: 1000,
+      maxDeliver: 1,
+      log: (l) => logs.push(l),
+    });
+    // an in-process stand-in for a worker that drops jobs (as one does whose run record is gone)
+    await using nc = await connect({ servers: server.url });
+    const queue = await WorkQueue.open<NatsJob>(nc, { ackWaitMs: 1000, maxDeliver: 1 });
+    const pub = await TrajectoryPublisher.open<NatsResult>(nc, {
+      maxStaleness: 2,
+      versions: { latestVersion: () => Promise.resolve(0) },
+    });
+    const empty: Rollout = {
+      items: [],
+      fracZeroStdGroups: 0,
+      rounds: 1,
+      generatedTokens: 0,
+      seconds: 0,
+    };
+    const w = { w: tensor([1, 2]) };
+    try {
+      await ex!.sync(await snapshot(w, 0));
+      const job = (id: number): RolloutJob => ({ id, key: id, rows: [] });
+      // dropped once: queued again under a new message id, and its result is the job's
+      const r1 = ex!.run(job(1));
+      const j1 = (await queue.next())!;
+      j1.term();
+      const j1b = (await queue.next({ expiresMs: 20_000 }))!;
+      assert.ok(j1b !== null, logs.join("\n"));
+      assert.equal(j1b.prompt.job.id, 1);
+      assert.notEqual(j1b.id, j1.id);
+      await pub.publish({
+        id: `${j1b.id}/0`,
+        jobId: j1b.id,
+        policyVersion: 0,
+        workerId: "fake",
+        payload: {
+          kind: "inline",
+          json: encodeJson(empty),
+          checksum: j1b.prompt.weights!.checksum,
+        },
+      });
+      await j1b.ack();
+      assert.deepEqual(await r1, { rollout: empty, policyVersion: 0 });
+      assert.ok(
+        logs.some((l) =>
+          /job 1 \(.*\) left the work queue without a result .*queued again \(1\/1\)/.test(l)
+        ),
+        logs.join("\n"),
+      );
+      // taken and acknowledged without a result (another client), twice: the job fails, named
+      const r2 = assert.rejects(
+        ex!.run(job(2)),
+        /job 2 \(.*\) left the work queue without a result, 2 times: a worker dropped it/,
+      );
+      await (await queue.next())!.ack();
+      await (await queue.next({ expiresMs: 20_000 }))!.ack();
+      await r2;
+    } finally {
+      await ex!.close();
+      w.w.dispose();
+    }
+  },
+  { timeoutMs: 60_000 },
+);

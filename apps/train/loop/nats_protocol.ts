@@ -53,7 +53,7 @@ import {
   nkeyAuthenticator,
 } from "@nats-io/transport-node";
 import { isAbsolute, join, resolve, sep } from "node:path";
-import { sha256Hex } from "@rlvr/infra";
+import { readObject, sha256Hex } from "@rlvr/infra";
 import { validateConfig } from "../config/schema.ts";
 import { withoutUserMethods } from "../config/methods.ts";
 import { ConfigError } from "../config/errors.ts";
@@ -353,9 +353,11 @@ export async function readRunRecord(
             `it was not read (a trainer writes a few KiB; another client wrote this one)`,
         );
       }
-      const bytes = await os.getBlob(name);
-      if (bytes === null) return null;
-      const copy = new Uint8Array(bytes);
+      // not `getBlob`: it waits forever when the record is replaced while read (the trainer
+      // writes its record again after another client replaced it), see readObject
+      const read = await readObject(os, name);
+      if (read === null) return null;
+      const copy = read.bytes;
       if (copy.length > maxBytes) {
         throw new RunRecordError(`run record ${name} grew above ${maxBytes} bytes while read`);
       }

@@ -24,6 +24,7 @@ import { type ObjectStore, Objm } from "@nats-io/obj";
 import type { NatsConnection } from "./_connect.ts";
 import { verifySnapshot, WeightChecksumError, type WeightSnapshot } from "../weights.ts";
 import { checkInt, checkVersion } from "../_util.ts";
+import { ObjectChangedError, readObject } from "./objects.ts";
 
 const NAME = /^v(0|[1-9][0-9]*)$/;
 
@@ -355,8 +356,15 @@ export class WeightsStore {
     }
     let bytes: Uint8Array | null;
     try {
-      bytes = await this.#os.getBlob(name);
+      // not `getBlob`: it waits forever when the object is deleted or replaced while read
+      // (another client's version deleted by the trainer, an old one pruned), see objects.ts
+      bytes = (await readObject(this.#os, name))?.bytes ?? null;
     } catch (e) {
+      if (e instanceof ObjectChangedError) {
+        throw new Error(`WeightsStore.get: ${source} disappeared while reading (${e.change})`, {
+          cause: e,
+        });
+      }
       // The object store checks its own SHA-256 of the chunks and refuses a corrupt object;
       // it is the same hash as ours, so its computed digest is the actual one.
       const m = /computed: SHA-256 ([0-9a-f]{64})/.exec((e as Error).message ?? "");
@@ -364,8 +372,8 @@ export class WeightsStore {
       throw e;
     }
     if (bytes === null) throw new Error(`WeightsStore.get: ${source} disappeared while reading`);
-    // A Node Buffer from the client: copy into a plain Uint8Array the rest of the code expects.
-    return await verifySnapshot(new Uint8Array(bytes), expected, version, source);
+    // readObject assembles the chunks into a plain Uint8Array (not a Node Buffer): no copy.
+    return await verifySnapshot(bytes, expected, version, source);
   }
 
   /**
