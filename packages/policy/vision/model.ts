@@ -343,14 +343,17 @@ export class VisionLanguageModel {
     const deltas = new Map<number, number>();
     return (call) => {
       if (call.cacheLength === 0) {
-        const parts = call.rows.map((r) => imagesOf(r)).filter((x) => x !== undefined);
+        const own = call.rows.map((r) => imagesOf(r));
+        const parts = own.filter((x) => x !== undefined);
         const images: ImageInputs | undefined = parts.length === 0 ? undefined : {
           pixelValues: parts.length === 1
             ? parts[0]!.pixelValues
             : concat(parts.map((p) => p.pixelValues), 0),
           gridThw: parts.flatMap((p) => [...p.gridThw]),
         };
-        const out = this.#decoderInputs(call.ids, 0, images, call.mask ?? undefined, []);
+        // Each row's images are its own: a later image span (one the policy sampled) is text.
+        const perRow = own.map((x) => x?.gridThw.length ?? 0);
+        const out = this.#decoderInputs(call.ids, 0, images, call.mask ?? undefined, [], perRow);
         call.rows.forEach((r, i) => deltas.set(r, out.deltas[i]!));
         return out.inputEmbeds === undefined ? { rope: out.rope } : {
           rope: out.rope,
@@ -380,17 +383,25 @@ export class VisionLanguageModel {
     images: ImageInputs | undefined,
     mask: readonly (readonly number[])[] | undefined,
     pastDeltas: readonly number[],
+    imagesPerRow?: readonly number[],
   ): { inputEmbeds: Tensor | undefined; rope: RopeTables; deltas: number[] } {
     const c = this.config;
     const backend = this.lm.params.get("model.embed_tokens.weight")!.backend;
     let positions: number[][][];
     let deltas: number[];
+    let imageMask: number[][] = [];
     if (past === 0) {
-      ({ positions, deltas } = mropePositions(ids, images?.gridThw ?? [], {
-        imageTokenId: c.imageTokenId,
-        visionStartTokenId: c.visionStartTokenId,
-        mergeSize: c.vision.spatialMergeSize,
-      }, mask));
+      ({ positions, deltas, imageMask } = mropePositions(
+        ids,
+        images?.gridThw ?? [],
+        {
+          imageTokenId: c.imageTokenId,
+          visionStartTokenId: c.visionStartTokenId,
+          mergeSize: c.vision.spatialMergeSize,
+        },
+        mask,
+        imagesPerRow,
+      ));
     } else {
       deltas = [...pastDeltas];
       const rows = ids.map((row, b) => row.map((_, i) => past + i + pastDeltas[b]!));
@@ -406,8 +417,7 @@ export class VisionLanguageModel {
       ids,
       tensor(ids as number[][], { dtype: "i32", backend }),
       images,
-      mask,
-      past,
+      imageMask,
     );
     return { inputEmbeds, rope, deltas };
   }
@@ -417,14 +427,13 @@ export class VisionLanguageModel {
     ids: readonly (readonly number[])[],
     idsT: Tensor,
     images: ImageInputs,
-    mask: readonly (readonly number[])[] | undefined,
-    past: number,
+    imageMask: readonly (readonly number[])[],
   ): Tensor {
     const c = this.config;
     const features = this.tower.forward(images.pixelValues, images.gridThw);
     const tokens = embedding(this.lm.params.get("model.embed_tokens.weight")!, idsT);
-    const isImage = (b: number, i: number) =>
-      ids[b]![i] === c.imageTokenId && (mask === undefined || mask[b]![past + i] === 1);
+    // The tokens of the image spans (mropePositions decides them), not every image token id.
+    const isImage = (b: number, i: number) => imageMask[b]![i] === 1;
     const count = ids.reduce((s, row, b) => s + row.filter((_, i) => isImage(b, i)).length, 0);
     if (count !== features.shape[0]) {
       throw new RangeError(

@@ -379,3 +379,65 @@ Deno.test("VisionLanguageModel: the tower trains through lm.parameters() (an opt
   model.dispose();
   assert.ok(model.tower.params.get(name)!.isDisposed);
 });
+
+Deno.test("VisionLanguageModel.forwardHook: image tokens the policy samples (a stray <|image_pad|>, a whole <|vision_start|> span) are text, scored as decoding saw them", async () => {
+  const { scoreCompletions } = await import("@rlvr/policy");
+  const { logSoftmax } = await import("@rlvr/tensor");
+  const c = config();
+  const model = VisionLanguageModel.random(c, { seed: 21, std: 0.5 });
+  const image = {
+    pixelValues: tensor(randomPixels(new Rng(22), 8, 24)),
+    gridThw: [[1, 2, 4]] as GridThw[],
+  };
+  const promptIds = [4, START, IMAGE, IMAGE, END, 5];
+  const completions = [[7, IMAGE, 8, 2], [START, IMAGE, IMAGE, END], [IMAGE, START, IMAGE, 3]];
+  // The reference: the KV-cached decode generate runs (the prefill with the image, then one
+  // token at a time, which can only be text).
+  const want: number[][] = [];
+  for (const completion of completions) {
+    const cache = new KVCache(c.text, 1);
+    const pre = noGrad(() => model.forward([promptIds], { images: image, cache }));
+    let logits = pre.logits;
+    const lps: number[] = [];
+    for (const tok of completion) {
+      const lp = await noGrad(() => logSoftmax(logits.narrow(1, logits.shape[1]! - 1, 1), -1))
+        .toArray() as number[][][];
+      lps.push(lp[0]![0]![tok]!);
+      logits.dispose();
+      logits = noGrad(() => model.forward([[tok]], { cache, ropeDeltas: pre.ropeDeltas })).logits;
+    }
+    logits.dispose();
+    cache.dispose();
+    want.push(lps);
+  }
+  const scores = noGrad(() =>
+    scoreCompletions(
+      model.lm,
+      completions.map((completionIds) => ({ promptIds, completionIds })),
+      { forwardHook: model.forwardHook(() => image), entropy: false },
+    )
+  );
+  const got = await scores.logprobs.toArray() as number[][];
+  completions.forEach((_, b) => {
+    assertClose(got[b]!, want[b]!, { rtol: 1e-5, atol: 1e-5, msg: `completion ${b}` });
+  });
+  scores.logprobs.dispose();
+  scores.mask.dispose();
+  // Spans are counted per row: a row declared to hold one image holds exactly one.
+  assert.throws(
+    () =>
+      mropePositions(
+        [[START, IMAGE, IMAGE, END]],
+        [],
+        {
+          imageTokenId: IMAGE,
+          visionStartTokenId: START,
+          mergeSize: 2,
+        },
+        undefined,
+        [1],
+      ),
+    /more images than gridThw lists/,
+  );
+  model.dispose();
+});

@@ -144,6 +144,11 @@ export interface MropeTokens {
 
 /** Multimodal positions of a batch: `[3][batch][t]` and each row's `delta`. */
 export interface MropePositions {
+  /**
+   * `[batch][t]`: 1 where the token is one of an image's tokens (it takes that image's
+   * features), 0 elsewhere; an image token outside every image span is a text token.
+   */
+  imageMask: number[][];
   /** Temporal, height and width position of every token, `[3][batch][t]`. */
   positions: number[][][];
   /**
@@ -160,6 +165,12 @@ export interface MropePositions {
  * position where the image starts. Images are consumed in order from `gridThw` across the batch.
  * With `mask` (1 = real token, left padding 0), positions are computed over the real tokens and
  * padded tokens get 1, as transformers does.
+ *
+ * With `imagesPerRow`, row `b` holds exactly `imagesPerRow[b]` images: its first that many
+ * `<|vision_start|>` + image-token spans are images and any later one is text. That is where
+ * this departs from transformers (which takes every such span as an image and fails when a
+ * completion holds one): a policy can sample `<|image_pad|>`, which has no pixels behind it, and
+ * the learner must then see the text token the sampler saw.
  *
  * @example Usage
  * ```ts
@@ -181,13 +192,20 @@ export function mropePositions(
   gridThw: readonly GridThw[],
   tokens: MropeTokens,
   mask?: readonly (readonly number[])[],
+  imagesPerRow?: readonly number[],
 ): MropePositions {
   const owner = "mropePositions";
   const { imageTokenId, visionStartTokenId, mergeSize } = tokens;
   checkGrid(gridThw, mergeSize, owner);
   const t = ids[0]?.length ?? 0;
   const positions = [0, 1, 2].map(() => ids.map(() => new Array<number>(t).fill(1)));
+  const imageMask = ids.map(() => new Array<number>(t).fill(0));
   const deltas: number[] = [];
+  if (imagesPerRow !== undefined && imagesPerRow.length !== ids.length) {
+    throw new RangeError(
+      `${owner}: imagesPerRow has ${imagesPerRow.length} entries for ${ids.length} rows`,
+    );
+  }
   let image = 0;
   ids.forEach((row, b) => {
     if (row.length !== t) {
@@ -198,10 +216,16 @@ export function mropePositions(
     const keep = row.map((_, i) => mask === undefined || mask[b]?.[i] === 1);
     const real = row.filter((_, i) => keep[i]);
     const out: [number, number, number][] = [];
+    const isImage: boolean[] = [];
     let next = 0; // the next text position
     let i = 0;
+    let rowImages = 0;
+    const allowed = imagesPerRow?.[b] ?? Infinity;
     while (i < real.length) {
-      if (real[i] === imageTokenId && i > 0 && real[i - 1] === visionStartTokenId) {
+      if (
+        real[i] === imageTokenId && i > 0 && real[i - 1] === visionStartTokenId &&
+        rowImages < allowed
+      ) {
         const g = gridThw[image];
         if (g === undefined) {
           throw new RangeError(
@@ -210,6 +234,7 @@ export function mropePositions(
           );
         }
         image++;
+        rowImages++;
         const [gt, gh, gw] = [g[0], g[1] / mergeSize, g[2] / mergeSize];
         const n = gt * gh * gw;
         for (let k = 0; k < n; k++) {
@@ -224,18 +249,27 @@ export function mropePositions(
           const r = Math.floor((k % (gh * gw)) / gw);
           const c = k % gw;
           out.push([next + f, next + r, next + c]);
+          isImage.push(true);
         }
         next += Math.max(gt, gh, gw);
         i += n;
       } else {
         out.push([next, next, next]);
+        isImage.push(false);
         next++;
         i++;
       }
     }
+    if (imagesPerRow !== undefined && rowImages !== allowed) {
+      throw new RangeError(
+        `${owner}: row ${b} should hold ${allowed} image(s) but has ${rowImages} ` +
+          `<|vision_start|> + image-token spans`,
+      );
+    }
     let j = 0;
     row.forEach((_, k) => {
       if (!keep[k]) return;
+      imageMask[b]![k] = isImage[j] ? 1 : 0;
       const p = out[j++]!;
       positions[0]![b]![k] = p[0];
       positions[1]![b]![k] = p[1];
@@ -250,7 +284,7 @@ export function mropePositions(
         `needs <|vision_start|> followed by its image tokens`,
     );
   }
-  return { positions, deltas };
+  return { positions, deltas, imageMask };
 }
 
 /**
