@@ -707,7 +707,8 @@ async function trainOnDevice(
       learner.init.eosTokenIds.join(", ")
     }; on ${device.device})`,
   );
-  const held = heldOutProblems(task, t.evalProblems);
+  // trainer.evalProblems 0: no held-out evaluation at all (no eval records, no before/after).
+  const held = t.evalProblems > 0 ? heldOutProblems(task, t.evalProblems) : [];
   const stream = new TrainStream<TaskRow>(
     task as Task<TaskRow>,
     t.seed,
@@ -771,7 +772,7 @@ async function trainOnDevice(
       evaluate: heldOutEvaluator(config, learner, task, env, held, job.rewards, run),
       log,
     };
-    if (start === 0) {
+    if (start === 0 && held.length > 0) {
       before = await ctx.evaluate(0);
       after = before;
       await run.appendEval(evalRecord(0, before));
@@ -796,7 +797,8 @@ async function trainOnDevice(
     while (step < t.steps) {
       step++;
       const record = await trainingStep(ctx, step, config.optimizer.lr * factor(step - 1));
-      if ((t.evalEvery > 0 && step % t.evalEvery === 0) || step === t.steps) {
+      const evalDue = (t.evalEvery > 0 && step % t.evalEvery === 0) || step === t.steps;
+      if (held.length > 0 && evalDue) {
         after = await ctx.evaluate(step);
         lastPass1 = after.passAt1;
         await run.appendEval(evalRecord(step, after));

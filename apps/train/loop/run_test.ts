@@ -512,3 +512,24 @@ Deno.test("runTraining: a new run that fails before its first step removes its d
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("runTraining: trainer.evalProblems 0 trains without a held-out evaluation (no eval records, no before/after)", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const r = await runTraining(
+      await loadConfig({
+        out: root,
+        steps: "2",
+        set: [...TINY_RUN.filter((s) => !s.startsWith("trainer.eval")), "trainer.evalProblems=0"],
+      }),
+      quiet,
+    );
+    assert.equal(r.step, 2);
+    assert.equal(r.before, null);
+    assert.equal(r.after, null);
+    assert.deepEqual(await records(r.dir, "eval.jsonl"), []);
+    assert.deepEqual((await records(r.dir, "metrics.jsonl")).map((m) => m.step), [1, 2]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
