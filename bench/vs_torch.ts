@@ -1,9 +1,10 @@
 /**
  * `deno run -A bench/vs_torch.ts [--models demo,10m,0.5b] [--blas wasm,auto,openblas] [--quick]
- * [--repeats N] [--threads N] [--python python3]`: the parts of one RL step - generation, scoring,
- * a training step - for `@rlvr/policy` on the CPU backend and for the same model in PyTorch
- * (`bench/vs_torch.py`, Debian's `python3-torch`), in one run, with the ratio ours / PyTorch per
- * part (seconds; > 1 means we are slower), the model's random init and each side's peak RSS.
+ * [--repeats N] [--threads N] [--python python3] [--init-only]`: the parts of one RL step -
+ * generation, scoring, a training step - for `@rlvr/policy` on the CPU backend and for the same
+ * model in PyTorch (`bench/vs_torch.py`, Debian's `python3-torch`), in one run, with the ratio
+ * ours / PyTorch per part (seconds; > 1 means we are slower), the model's random init and each
+ * side's peak RSS.
  *
  * Design decisions:
  * - **Same model, same sizes, same timing rule**: the model is the Hugging Face config dict both
@@ -21,6 +22,11 @@
  * - PyTorch runs with `torch.set_num_threads(--threads)` (default 2, the machine's cores); ours uses
  *   the CPU backend's default threads (the core count).
  * - Without python3 + torch the PyTorch column is missing and the bench says why; it never fakes it.
+ * - **Init, both ways**: ours times `CausalLM.random` with the default, bit-compatible Box–Muller
+ *   init (`init s`, the model the parts then run on) and with the opt-in `init: "ziggurat"`
+ *   (`init zig s`, after the parts, once the first model is freed). `--init-only` times just the
+ *   two inits, each in a fresh process (median of `--repeats`, default 1), and writes
+ *   `vs_torch-init-*.json`.
  *
  * @module
  */
@@ -36,7 +42,17 @@ import {
   parameterCount,
   scoreCompletions,
 } from "@rlvr/policy";
-import { AdamW, BLAS_CHOICES, type CpuBackend, getBackend, noGrad, Rng, tidy } from "@rlvr/tensor";
+import {
+  AdamW,
+  BLAS_CHOICES,
+  type CpuBackend,
+  getBackend,
+  noGrad,
+  NORMAL_METHODS,
+  type NormalMethod,
+  Rng,
+  tidy,
+} from "@rlvr/tensor";
 import { BENCH_CONFIG, QWEN25_05B, randomIds } from "../packages/policy/bench/policy_bench.ts";
 
 /** Sizes of one model's cases. */
@@ -59,8 +75,14 @@ export interface SideResult {
   scoreForward: { seconds: number; tokensPerS: number };
   /** Forward + backward + AdamW. */
   trainStep: { seconds: number; tokensPerS: number };
-  /** The random init of the model (one call, not a median). */
+  /** The random init of the model (one call, not a median); ours: the default Box–Muller init. */
   initSeconds: number;
+}
+
+/** Our side's timings: {@link SideResult} plus the opt-in ziggurat init. */
+export interface OursSide extends SideResult {
+  /** `CausalLM.random(config, { seed: 0, init: "ziggurat" })` (one call, not a median). */
+  initZigguratSeconds: number;
 }
 
 /** A model of the bench. */
@@ -132,6 +154,26 @@ async function timed(fn: () => Promise<void>, repeats: number): Promise<number> 
 }
 
 /**
+ * Seconds of one `CausalLM.random(config, { seed: 0, init })`; the model is freed afterwards.
+ *
+ * @example Usage
+ * ```ts
+ * import { measureInit } from "./vs_torch.ts";
+ * import { modelConfig } from "@rlvr/policy";
+ * import assert from "node:assert/strict";
+ * const tiny = modelConfig({ vocabSize: 16, hiddenSize: 8, intermediateSize: 16, numLayers: 1, numHeads: 2 });
+ * assert.ok(measureInit(tiny, "ziggurat") >= 0);
+ * ```
+ */
+export function measureInit(config: ModelConfig, init: NormalMethod): number {
+  const t0 = performance.now();
+  const model = CausalLM.random(config, { seed: 0, init });
+  const seconds = (performance.now() - t0) / 1e3;
+  model.dispose();
+  return seconds;
+}
+
+/**
  * Times our side for one model.
  *
  * @example Usage
@@ -141,20 +183,21 @@ async function timed(fn: () => Promise<void>, repeats: number): Promise<number> 
  * import assert from "node:assert/strict";
  * const tiny = modelConfig({ vocabSize: 16, hiddenSize: 8, intermediateSize: 16, numLayers: 1, numHeads: 2 });
  * const r = await measureOurs(tiny, { generateBatch: 2, promptTokens: 3, newTokens: 2, scoreBatch: 2 }, 1);
- * assert.ok(r.trainStep.seconds > 0 && r.generate.tokensPerS > 0);
+ * assert.ok(r.trainStep.seconds > 0 && r.generate.tokensPerS > 0 && r.initZigguratSeconds >= 0);
  * ```
  */
 export async function measureOurs(
   config: ModelConfig,
   plan: VsTorchPlan,
   repeats: number,
-): Promise<SideResult> {
+): Promise<OursSide> {
   const initStart = performance.now();
   const model = CausalLM.random(config, { seed: 0 });
   const initSeconds = (performance.now() - initStart) / 1e3;
   const rng = new Rng(1);
   const V = config.vocabSize;
   const optimizer = new AdamW(model.parameters(), { lr: 1e-5 });
+  let side: SideResult;
   try {
     const prompts = randomIds(rng, plan.generateBatch, plan.promptTokens, V);
     const gen = await timed(async () => {
@@ -186,7 +229,7 @@ export async function measureOurs(
       await model.params.get("model.norm.weight")!.data();
     }, repeats);
     const tokens = plan.scoreBatch * T;
-    return {
+    side = {
       generate: { seconds: gen, tokensPerS: (plan.generateBatch * plan.newTokens) / gen },
       scoreForward: { seconds: fwd, tokensPerS: tokens / fwd },
       trainStep: { seconds: train, tokensPerS: tokens / train },
@@ -196,6 +239,8 @@ export async function measureOurs(
     optimizer.dispose();
     model.dispose();
   }
+  // After the parts, with the first model freed, so the peak RSS stays the parts'.
+  return { ...side, initZigguratSeconds: measureInit(config, "ziggurat") };
 }
 
 /**
@@ -254,7 +299,7 @@ export async function measureTorch(
 }
 
 /** Our side of one model under one `--blas` choice, measured in its own process. */
-export interface OursResult extends SideResult {
+export interface OursResult extends OursSide {
   /** The `RLVR_BLAS` of the child process. */
   blas: string;
   /** What its matmuls ran: forward and gradient paths, and the BLAS library. */
@@ -302,6 +347,41 @@ async function child(id: string, repeats: number): Promise<number> {
   return 0;
 }
 
+/** One `--init-only` child: one init of one model in a fresh process. */
+interface InitResult {
+  init: NormalMethod;
+  seconds: number;
+  peakRssBytes: number | null;
+}
+
+function initChild(id: string, init: NormalMethod): number {
+  const model = benchModels().find((m) => m.id === id)!;
+  const seconds = measureInit(model.config, init);
+  const result: InitResult = { init, seconds, peakRssBytes: peakRssBytes() };
+  console.log(JSON.stringify(result));
+  return 0;
+}
+
+async function measureInitInChild(id: string, init: NormalMethod): Promise<InitResult> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      fileURLToPath(import.meta.url),
+      "--child",
+      id,
+      "--init-only",
+      "--init",
+      init,
+    ],
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout).trim();
+  if (!out.success) throw new Error(`vs_torch: init ${init} of ${id} failed`);
+  return JSON.parse(text.split("\n").at(-1)!) as InitResult;
+}
+
 async function measureOursInChild(
   id: string,
   blas: string,
@@ -320,10 +400,25 @@ async function measureOursInChild(
 
 const gib = (b: number | null | undefined) => (b == null ? "-" : (b / 2 ** 30).toFixed(2));
 
+const USAGE = `usage: deno run -A bench/vs_torch.ts [options]
+  --models demo,10m,0.5b  models to compare (default demo,10m)
+  --blas wasm,auto,...    one run of ours per RLVR_BLAS choice (default wasm,auto)
+  --quick                 one timed call per case (--repeats 1)
+  --repeats N             timed calls per case, median reported (default 3)
+  --threads N             PyTorch threads (default 2)
+  --python PATH           python with torch (default /usr/bin/python3)
+  --out DIR               where the JSON goes (default bench/results)
+  --init-only             time only CausalLM.random, default (box-muller) and ziggurat init,
+                          each in a fresh process (median of --repeats, default 1)
+  --help                  this text`;
+
 async function main(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
+      help: { type: "boolean", short: "h", default: false },
+      "init-only": { type: "boolean", default: false },
+      init: { type: "string", default: "box-muller" },
       quick: { type: "boolean", default: false },
       models: { type: "string", default: "demo,10m" },
       blas: { type: "string", default: "wasm,auto" },
@@ -334,18 +429,32 @@ async function main(argv: string[]): Promise<number> {
       child: { type: "string" },
     },
   });
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
   const threads = Number(values.threads);
   if (!Number.isInteger(threads) || threads < 1) {
     console.error(`--threads ${values.threads}: use an integer >= 1`);
     return 2;
   }
-  const repeats = values.repeats === undefined ? (values.quick ? 1 : 3) : Number(values.repeats);
+  const initOnly = values["init-only"];
+  const repeats = values.repeats === undefined
+    ? (values.quick || initOnly ? 1 : 3)
+    : Number(values.repeats);
   if (!Number.isInteger(repeats) || repeats < 1) {
     console.error(`--repeats ${values.repeats}: use an integer >= 1`);
     return 2;
   }
+  const init = values.init as NormalMethod;
+  if (!NORMAL_METHODS.includes(init)) {
+    console.error(`--init: unknown init "${init}"; use one of ${NORMAL_METHODS.join(", ")}`);
+    return 2;
+  }
   const known = benchModels();
-  if (values.child !== undefined) return await child(values.child, repeats);
+  if (values.child !== undefined) {
+    return initOnly ? initChild(values.child, init) : await child(values.child, repeats);
+  }
   const ids = values.models.split(",").map((x) => x.trim()).filter((x) => x !== "");
   for (const id of ids) {
     if (!known.some((m) => m.id === id)) {
@@ -356,6 +465,9 @@ async function main(argv: string[]): Promise<number> {
       );
       return 2;
     }
+  }
+  if (initOnly) {
+    return await initOnlyMain(known.filter((m) => ids.includes(m.id)), repeats, values.out);
   }
   const blasList = values.blas.split(",").map((x) => x.trim()).filter((x) => x !== "");
   for (const b of blasList) {
@@ -423,6 +535,11 @@ async function main(argv: string[]): Promise<number> {
       t?.initSeconds === undefined ? "-" : t.initSeconds.toFixed(2),
     ]));
     console.log(line([
+      `${r.id} init zig s`,
+      ...o.map((x) => x.initZigguratSeconds.toFixed(2)),
+      "-",
+    ]));
+    console.log(line([
       `${r.id} peak RSS GiB`,
       ...o.map((x) => gib(x.peakRssBytes)),
       gib(t?.peakRssBytes),
@@ -444,6 +561,59 @@ async function main(argv: string[]): Promise<number> {
       null,
       2,
     ) + "\n",
+  );
+  console.log(`wrote ${file} (${((performance.now() - t0) / 1e3).toFixed(0)} s)`);
+  return 0;
+}
+
+async function initOnlyMain(
+  models: BenchModel[],
+  repeats: number,
+  outDir: string,
+): Promise<number> {
+  const rows: Record<string, unknown>[] = [];
+  const t0 = performance.now();
+  for (const { id, name, config } of models) {
+    const runs: Record<string, InitResult[]> = {};
+    for (const init of NORMAL_METHODS) {
+      runs[init] = [];
+      for (let r = 0; r < repeats; r++) {
+        console.error(`[vs_torch] ${name}: CausalLM.random init ${init} (${r + 1}/${repeats}) ...`);
+        runs[init].push(await measureInitInChild(id, init));
+      }
+    }
+    const bm = runs["box-muller"]!, zig = runs["ziggurat"]!;
+    rows.push({
+      id,
+      name,
+      parameters: parameterCount(config),
+      initSeconds: median(bm.map((x) => x.seconds)),
+      initZigguratSeconds: median(zig.map((x) => x.seconds)),
+      runs,
+    });
+  }
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(28) : c.padStart(14))).join("");
+  console.log(
+    `vs_torch --init-only: CausalLM.random(config, { seed: 0, init }) on the CPU backend, one fresh process per call; seconds (median of ${repeats})`,
+  );
+  console.log(line(["model", "parameters", "init s", "init zig s", "speed-up"]));
+  for (const r of rows) {
+    const a = r.initSeconds as number, b = r.initZigguratSeconds as number;
+    console.log(line([
+      `${r.id}`,
+      `${r.parameters}`,
+      a.toFixed(2),
+      b.toFixed(2),
+      `${(a / b).toFixed(1)}x`,
+    ]));
+  }
+  const date = new Date().toISOString();
+  const file = `${outDir}/vs_torch-init-${date.replace(/[:.]/g, "-").slice(0, 19)}Z.json`;
+  await Deno.mkdir(outDir, { recursive: true });
+  await Deno.writeTextFile(
+    file,
+    JSON.stringify({ schema: "rlvr-vs-torch-init/1", date, repeats, rows }, null, 2) + "\n",
   );
   console.log(`wrote ${file} (${((performance.now() - t0) / 1e3).toFixed(0)} s)`);
   return 0;

@@ -30,6 +30,7 @@ Deno.test("vs_torch --quick: one child process per --blas choice, JSON with init
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /PyTorch missing: could not start no-such-python/);
     assert.match(r.stdout, /demo trainStep/);
+    assert.match(r.stdout, /demo init s .*\n.*demo init zig s/);
     assert.match(r.stdout, /demo RLVR_BLAS=ts: forward ts, gradients ts/);
     const files = [...Deno.readDirSync(dir)].map((e) => e.name);
     assert.equal(files.length, 1);
@@ -42,6 +43,7 @@ Deno.test("vs_torch --quick: one child process per --blas choice, JSON with init
     assert.deepEqual(row.ours.map((o: { blas: string }) => o.blas), ["wasm", "ts"]);
     for (const o of row.ours) {
       assert.ok(o.initSeconds > 0 && o.trainStep.seconds > 0 && o.generate.tokensPerS > 0);
+      assert.ok(o.initZigguratSeconds > 0);
       if (Deno.build.os === "linux") assert.ok(o.peakRssBytes > 1 << 20);
     }
     assert.equal(row.ours[1].matmul.forward, "ts");
@@ -49,6 +51,33 @@ Deno.test("vs_torch --quick: one child process per --blas choice, JSON with init
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("vs_torch --init-only: both inits of each model, each in a fresh process, in a table and vs_torch-init-*.json", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const r = await run(["--init-only", "--models", "demo", "--out", dir]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /model\s+parameters\s+init s\s+init zig s\s+speed-up/);
+    assert.match(r.stdout, /demo\s+120000\s+\d+\.\d\d\s+\d+\.\d\d\s+\d+\.\dx/);
+    const files = [...Deno.readDirSync(dir)].map((e) => e.name);
+    assert.equal(files.length, 1);
+    assert.match(files[0]!, /^vs_torch-init-.*\.json$/);
+    const json = JSON.parse(await Deno.readTextFile(`${dir}/${files[0]}`));
+    assert.equal(json.schema, "rlvr-vs-torch-init/1");
+    const [row] = json.rows;
+    assert.equal(row.id, "demo");
+    assert.ok(row.initSeconds > 0 && row.initZigguratSeconds > 0);
+    assert.deepEqual(Object.keys(row.runs), ["box-muller", "ziggurat"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("vs_torch --help prints the options", async () => {
+  const r = await run(["--help"]);
+  assert.equal(r.code, 0);
+  assert.match(r.stdout, /--init-only/);
 });
 
 Deno.test("vs_torch: an unknown model or BLAS choice exits 2 naming it and the choices", async () => {

@@ -26,6 +26,9 @@ export * from "./shape.ts";
 export * from "./tensor.ts";
 export * from "./creation.ts";
 export { manualSeed, Rng } from "./random.ts";
+export type { NormalSource } from "./random.ts";
+export { NORMAL_METHODS, normalFill, normalSource, ZigguratNormal } from "./ziggurat.ts";
+export type { NormalMethod } from "./ziggurat.ts";
 export {
   enableGrad,
   getBackend,
