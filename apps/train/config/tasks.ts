@@ -86,6 +86,9 @@ function registerTask(
 
 // The casts below hand zod-checked plain data to the generators, whose option types are
 // structurally what the schemas accept.
+// Registered in alphabetical order (the registry lists them so). The visual tasks (rows carry
+// `images: [PNG data URL]`) need a vision-language policy (`model.checkpoint: builtin:tiny-vl`
+// or a Qwen2-VL folder).
 registerTask(
   "arithmetic",
   z.strictObject({
@@ -97,44 +100,6 @@ registerTask(
   "integer arithmetic expressions (digits, operators, chainLength, parentheses)",
   async (o) => (await rewards()).arithmeticTask(o as ArithmeticOptions) as unknown as Task,
 );
-registerTask(
-  "countdown",
-  z.strictObject({
-    count: knob.optional(),
-    maxNumber: int().optional(),
-    minTarget: int().optional(),
-    maxTarget: int().optional(),
-    operators: operators.optional(),
-    useAll: z.boolean().optional(),
-  }),
-  "reach a target with + - * / over given numbers (count, maxNumber, minTarget, maxTarget, operators, useAll)",
-  async (o) => (await rewards()).countdownTask(o as CountdownOptions) as unknown as Task,
-);
-registerTask(
-  "knights_knaves",
-  z.strictObject({ people: knob.optional(), compound: z.number().optional() }),
-  "knights and knaves logic puzzles (people, compound)",
-  async (o) => (await rewards()).knightsKnavesTask(o as KnightsOptions) as unknown as Task,
-);
-registerTask(
-  "shortest_path",
-  z.strictObject({
-    nodes: knob.optional(),
-    density: z.number().optional(),
-    maxWeight: int().optional(),
-  }),
-  "shortest path length in a small weighted graph (nodes, density, maxWeight)",
-  async (o) => (await rewards()).shortestPathTask(o as ShortestPathOptions) as unknown as Task,
-);
-registerTask(
-  "sudoku4",
-  z.strictObject({ holes: knob.optional() }),
-  "4x4 sudoku (holes)",
-  async (o) => (await rewards()).sudokuTask(o as SudokuOptions) as unknown as Task,
-);
-
-// Visual tasks (rows carry `images: [PNG data URL]`): they need a vision-language policy
-// (`model.checkpoint: builtin:tiny-vl` or a Qwen2-VL folder).
 registerTask(
   "bar_chart",
   z.strictObject({
@@ -170,6 +135,19 @@ registerTask(
   async (o) => (await visionTasks()).countShapesTask(o) as unknown as Task,
 );
 registerTask(
+  "countdown",
+  z.strictObject({
+    count: knob.optional(),
+    maxNumber: int().optional(),
+    minTarget: int().optional(),
+    maxTarget: int().optional(),
+    operators: operators.optional(),
+    useAll: z.boolean().optional(),
+  }),
+  "reach a target with + - * / over given numbers (count, maxNumber, minTarget, maxTarget, operators, useAll)",
+  async (o) => (await rewards()).countdownTask(o as CountdownOptions) as unknown as Task,
+);
+registerTask(
   "grid_path",
   z.strictObject({
     side: knob.optional(),
@@ -191,6 +169,29 @@ registerTask(
   }),
   "visual: answer the bounding box of a described shape, IoU-verified (shapes, colors, kinds, shapeSize, size, minIou); needs a vision-language policy",
   async (o) => (await visionTasks()).groundingTask(o) as unknown as Task,
+);
+
+registerTask(
+  "knights_knaves",
+  z.strictObject({ people: knob.optional(), compound: z.number().optional() }),
+  "knights and knaves logic puzzles (people, compound)",
+  async (o) => (await rewards()).knightsKnavesTask(o as KnightsOptions) as unknown as Task,
+);
+registerTask(
+  "shortest_path",
+  z.strictObject({
+    nodes: knob.optional(),
+    density: z.number().optional(),
+    maxWeight: int().optional(),
+  }),
+  "shortest path length in a small weighted graph (nodes, density, maxWeight)",
+  async (o) => (await rewards()).shortestPathTask(o as ShortestPathOptions) as unknown as Task,
+);
+registerTask(
+  "sudoku4",
+  z.strictObject({ holes: knob.optional() }),
+  "4x4 sudoku (holes)",
+  async (o) => (await rewards()).sudokuTask(o as SudokuOptions) as unknown as Task,
 );
 
 /**

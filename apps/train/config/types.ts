@@ -106,7 +106,11 @@ export interface Config {
   };
   /** The task. */
   task: {
-    /** A built-in task (`arithmetic`, `countdown`, `knights_knaves`, `sudoku4`, `shortest_path`). */
+    /**
+     * A built-in task (`arithmetic`, `countdown`, `knights_knaves`, `sudoku4`, `shortest_path`;
+     * visual, for a vision-language policy: `count_shapes`, `bar_chart`, `grid_path`, `clock`,
+     * `grounding`).
+     */
     name?: string | null | undefined;
     /** The built-in task's options (checked by the task). */
     options?: Record<string, unknown> | null | undefined;

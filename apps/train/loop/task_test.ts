@@ -27,7 +27,7 @@ Deno.test("taskFromConfig: a built-in task by name and options, or the dataset o
   // A section that skipped the schema: the built-in task registry's error names the key.
   await assert.rejects(
     taskFromConfig({ name: "countdwon", formatWeight: 0 }),
-    /^RangeError: task\.name: unknown built-in task "countdwon"; valid keys: arithmetic, countdown, .* \(did you mean "countdown"\?\)$/,
+    /^RangeError: task\.name: unknown built-in task "countdwon"; valid keys: arithmetic, bar_chart, clock, count_shapes, countdown, .* \(did you mean "countdown"\?\)$/,
   );
 });
 
