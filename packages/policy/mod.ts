@@ -119,4 +119,9 @@ export {
   VisionLanguageModel,
 } from "./vision/model.ts";
 export { loadVisionLanguageModel, saveVisionLanguageModel } from "./vision/checkpoint.ts";
-export { expandImageTokens, imageInputs, type ProcessedPixels } from "./vision/inputs.ts";
+export {
+  concatPixels,
+  expandImageTokens,
+  imageInputs,
+  type ProcessedPixels,
+} from "./vision/inputs.ts";

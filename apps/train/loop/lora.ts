@@ -39,14 +39,12 @@ import {
   type CausalLM,
   LORA_TARGETS,
   LoraAdapters,
-  saveCheckpoint,
   type Tokenizer,
-  type VisionLanguageModel,
-  vlConfigToHf,
 } from "@rlvr/policy";
 import { snapshot, type WeightSnapshot } from "@rlvr/infra";
 import { loadSafetensors, noGrad, saveSafetensors, type Tensor, tidy } from "@rlvr/tensor";
 import type { LoraConfig } from "../config/types.ts";
+import { saveModelFolder, type VisionCheckpoint } from "./vision.ts";
 import { writeFileAtomic } from "../run/atomic.ts";
 
 /** File names of a LoRA checkpoint (inside `checkpoints/step-N/`). */
@@ -364,29 +362,20 @@ export async function saveMergedModel(
   model: CausalLM,
   tokenizer: Tokenizer,
   generationConfig: Record<string, unknown> | null,
-  vision?: { model: VisionLanguageModel; preprocessorConfig: Record<string, unknown> | null },
+  vision?: VisionCheckpoint,
 ): Promise<void> {
   if (!(model.extension("lora") instanceof LoraAdapters)) {
     throw new Error("saveMergedModel: the model has no LoRA adapters; use saveCheckpoint");
   }
   await withMergedParams(model, async (params) => {
     const head = model.extension("valueHead");
-    const extra = new Map(head === undefined ? [] : head.namedParameters());
     // A vision-language policy keeps its (frozen) tower: the merged folder loads as one.
-    if (vision !== undefined) { for (const [n, t] of vision.model.tower.params) extra.set(n, t); }
-    await saveCheckpoint(dir, {
+    await saveModelFolder(dir, {
       config: model.config,
       params,
-      extra,
+      extra: head === undefined ? new Map() : head.namedParameters(),
       ...(generationConfig !== null ? { generationConfig } : {}),
-      ...(vision !== undefined ? { hfConfig: vlConfigToHf(vision.model.config) } : {}),
-    });
-    if (vision?.preprocessorConfig != null) {
-      await Deno.writeTextFile(
-        `${dir}/preprocessor_config.json`,
-        JSON.stringify(vision.preprocessorConfig, null, 2) + "\n",
-      );
-    }
+    }, vision);
     await tokenizer.save(dir);
   });
 }

@@ -24,11 +24,8 @@ import {
   loadCheckpoint,
   LoraAdapters,
   type ModelConfig,
-  saveCheckpoint,
   type Tokenizer,
   ValueHead,
-  type VisionLanguageModel,
-  vlConfigToHf,
 } from "@rlvr/policy";
 import type { AdamWHyperparams, OptimizerState, Tensor } from "@rlvr/tensor";
 import { writeFileAtomic } from "../run/atomic.ts";
@@ -40,6 +37,7 @@ import {
 } from "./lora.ts";
 import type { SchedulerState } from "./scheduler.ts";
 import type { PromptSourceState } from "./prompt_source.ts";
+import { saveModelFolder, type VisionCheckpoint } from "./vision.ts";
 
 /** The non-model state of a checkpoint. */
 export interface TrainState {
@@ -78,7 +76,7 @@ export interface SaveTrainStateOptions {
    * tensors with a Qwen2-VL `config.json`, and `preprocessorConfig` (when given) as
    * `preprocessor_config.json`, so the checkpoint loads as a vision-language policy.
    */
-  vision?: { model: VisionLanguageModel; preprocessorConfig: Record<string, unknown> | null };
+  vision?: VisionCheckpoint;
 }
 
 /**
@@ -120,23 +118,12 @@ export async function saveTrainState(
       for (const [n, t] of head.namedParameters()) extra.set(n, t);
     }
     const generationConfig = options.generationConfig ?? null;
-    const vision = options.vision;
-    if (vision !== undefined) {
-      for (const [n, t] of vision.model.tower.params) extra.set(n, t);
-    }
-    await saveCheckpoint(dir, {
+    await saveModelFolder(dir, {
       config: model.config,
       params: model.params,
       extra,
       ...(generationConfig !== null ? { generationConfig } : {}),
-      ...(vision !== undefined ? { hfConfig: vlConfigToHf(vision.model.config) } : {}),
-    });
-    if (vision?.preprocessorConfig != null) {
-      await writeFileAtomic(
-        join(dir, "preprocessor_config.json"),
-        JSON.stringify(vision.preprocessorConfig, null, 2) + "\n",
-      );
-    }
+    }, options.vision);
   }
   if ("save" in tokenizer && typeof tokenizer.save === "function") {
     await (tokenizer.save as (d: string) => Promise<void>)(dir);

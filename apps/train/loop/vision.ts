@@ -25,13 +25,19 @@ import {
 } from "@rlvr/image";
 import {
   type CausalLM,
+  type CheckpointData,
+  concatPixels,
   type ForwardHook,
   type GridThw,
   imageInputs,
   type ProcessedPixels,
+  saveCheckpoint,
   type VisionLanguageModel,
+  vlConfigToHf,
 } from "@rlvr/policy";
 import type { TaskRow } from "@rlvr/rewards";
+import { join } from "node:path";
+import { writeFileAtomic } from "../run/atomic.ts";
 
 /** The most images one row may carry. */
 export const MAX_IMAGES_PER_ROW = 16;
@@ -206,14 +212,9 @@ export class RowImages {
   pixels(row: TaskRow): ProcessedPixels | undefined {
     const parts = this.#get(row);
     if (parts.length === 0) return undefined;
-    const size = parts.reduce((n, p) => n + p.pixelValues.length, 0);
-    const pixelValues = new Float32Array(size);
-    let at = 0;
-    for (const p of parts) {
-      pixelValues.set(p.pixelValues, at);
-      at += p.pixelValues.length;
-    }
-    return { pixelValues, patchDim: parts[0]!.patchDim, gridThw: parts.map((p) => p.grid) };
+    return concatPixels(
+      parts.map((p) => ({ pixelValues: p.pixelValues, patchDim: p.patchDim, gridThw: [p.grid] })),
+    );
   }
 
   /**
@@ -330,4 +331,55 @@ export function forwardHookOf(
   rowOf: (i: number) => TaskRow | undefined,
 ): { forwardHook?: ForwardHook } {
   return vision == null ? {} : { forwardHook: vision.hook(model, rowOf) };
+}
+
+/** A vision-language policy as a checkpoint folder holds it besides the decoder. */
+export interface VisionCheckpoint {
+  /** The model: its tower is written as the `visual.*` tensors, its config as Qwen2-VL's. */
+  model: VisionLanguageModel;
+  /** Written as `preprocessor_config.json` when not null. */
+  preprocessorConfig: Record<string, unknown> | null;
+}
+
+/**
+ * `saveCheckpoint(dir, data)`, and for a vision-language policy (`vision`) also its tower beside
+ * `data.extra`, a Qwen2-VL `config.json` and `preprocessor_config.json` (atomically), so the
+ * folder loads as one (`loadPolicy`): what training checkpoints and LoRA's merged model write.
+ *
+ * @example Usage
+ * ```ts
+ * import { loadPolicy } from "./policy.ts";
+ * import { saveModelFolder } from "./vision.ts";
+ * import assert from "node:assert/strict";
+ * const p = await loadPolicy("builtin:tiny-vl");
+ * const dir = await Deno.makeTempDir();
+ * await saveModelFolder(dir, { config: p.model.config, params: p.model.params }, {
+ *   model: p.vision!.model,
+ *   preprocessorConfig: p.vision!.preprocessorConfig,
+ * });
+ * await p.tokenizer.save(dir);
+ * const again = await loadPolicy(dir);
+ * assert.deepEqual(again.vision!.processor, p.vision!.processor);
+ * again.model.dispose();
+ * p.model.dispose();
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function saveModelFolder(
+  dir: string,
+  data: CheckpointData,
+  vision?: VisionCheckpoint,
+): Promise<void> {
+  if (vision === undefined) return await saveCheckpoint(dir, data);
+  await saveCheckpoint(dir, {
+    ...data,
+    extra: new Map([...(data.extra ?? []), ...vision.model.tower.params]),
+    hfConfig: vlConfigToHf(vision.model.config),
+  });
+  if (vision.preprocessorConfig !== null) {
+    await writeFileAtomic(
+      join(dir, "preprocessor_config.json"),
+      JSON.stringify(vision.preprocessorConfig, null, 2) + "\n",
+    );
+  }
 }

@@ -90,6 +90,7 @@ import {
 import {
   type ChatContentPart,
   type ChatMessage,
+  concatPixels,
   expandImageTokens,
   type FinishReason,
   type ForwardHook,
@@ -777,13 +778,7 @@ function processImages(
     }
     return out;
   });
-  const pixelValues = new Float32Array(parts.reduce((n, p) => n + p.pixelValues.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    pixelValues.set(p.pixelValues, at);
-    at += p.pixelValues.length;
-  }
-  return { pixelValues, patchDim: parts[0]!.patchDim, gridThw: parts.flatMap((p) => p.gridThw) };
+  return concatPixels(parts);
 }
 
 /**

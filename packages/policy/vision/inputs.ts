@@ -63,6 +63,41 @@ export function imageInputs(pixels: ProcessedPixels, backend?: Backend): ImageIn
 }
 
 /**
+ * Several processor outputs as one (images in order): the patches concatenated, one grid per
+ * image. All must have the same `patchDim`.
+ *
+ * @example Usage
+ * ```ts
+ * import { concatPixels } from "@rlvr/policy";
+ * import assert from "node:assert/strict";
+ * const a = { pixelValues: new Float32Array([1, 2]), patchDim: 2, gridThw: [[1, 1, 1]] as const };
+ * const b = { pixelValues: new Float32Array([3, 4]), patchDim: 2, gridThw: [[1, 1, 1]] as const };
+ * const both = concatPixels([a, b]);
+ * assert.deepEqual([...both.pixelValues], [1, 2, 3, 4]);
+ * assert.equal(both.gridThw.length, 2);
+ * ```
+ */
+export function concatPixels(parts: readonly ProcessedPixels[]): ProcessedPixels {
+  if (parts.length === 0) {
+    throw new RangeError("concatPixels: parts is empty; pass at least one processor output");
+  }
+  const patchDim = parts[0]!.patchDim;
+  const other = parts.find((p) => p.patchDim !== patchDim);
+  if (other !== undefined) {
+    throw new RangeError(
+      `concatPixels: every part must have patchDim ${patchDim}, got ${other.patchDim}`,
+    );
+  }
+  const pixelValues = new Float32Array(parts.reduce((n, p) => n + p.pixelValues.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    pixelValues.set(p.pixelValues, at);
+    at += p.pixelValues.length;
+  }
+  return { pixelValues, patchDim, gridThw: parts.flatMap((p) => p.gridThw) };
+}
+
+/**
  * `ids` with the `k`-th `imageTokenId` repeated `counts[k]` times (the image's merged patches,
  * `imageTokenCounts` of the processor). The number of image tokens in `ids` must equal the
  * number of counts.
