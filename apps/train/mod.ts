@@ -79,6 +79,7 @@ export { defaultConfig } from "./config/defaults.ts";
 export type { Config, RewardSpec } from "./config/types.ts";
 export { ConfigError, type ConfigProblem, type Provenance } from "./config/errors.ts";
 export { type RunOptions, type RunResult, runTraining } from "./loop/run.ts";
+export type { EvalLine, MetricsRecord } from "./loop/run_sink.ts";
 export type { EvalResult } from "./loop/eval.ts";
 export type { CpuMatmulRecord, DeviceRecord } from "./loop/device.ts";
 export type { BatchRewardFn, RewardLike } from "./loop/reward_set.ts";

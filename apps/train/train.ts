@@ -327,7 +327,7 @@ export async function train(options: TrainOptions = {}): Promise<TrainResult> {
       let checkpoint: string;
       if (typeof m === "string") checkpoint = m;
       else {
-        const { saveCheckpoint } = await import("@rlvr/policy");
+        const { saveCheckpoint } = await import("@rlvr/policy/fs");
         checkpoint = join(out, "models", m.name ?? `model-${Date.now().toString(36)}`);
         await saveCheckpoint(checkpoint, { config: m.model.config, params: m.model.params });
         await m.tokenizer.save(checkpoint);

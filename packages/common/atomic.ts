@@ -28,7 +28,7 @@ function bytesOf(data: string | Uint8Array): Uint8Array {
  *
  * @example Usage
  * ```ts
- * import { writeFileAtomic } from "@rlvr/common";
+ * import { writeFileAtomic } from "@rlvr/common/fs";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * await writeFileAtomic(`${dir}/a.txt`, "one");
@@ -63,7 +63,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
  *
  * @example Usage
  * ```ts
- * import { readTextOrNull } from "@rlvr/common";
+ * import { readTextOrNull } from "@rlvr/common/fs";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * assert.equal(await readTextOrNull(`${dir}/none.txt`), null);

@@ -1,13 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  AppendFile,
-  JsonlWriter,
-  parseJsonl,
-  readJsonl,
-  readLines,
-  reviveNonFinite,
-  truncateJsonl,
-} from "./jsonl.ts";
+import { parseJsonl, reviveNonFinite } from "./jsonl.ts";
+import { AppendFile, JsonlWriter, readJsonl, readLines, truncateJsonl } from "./jsonl_fs.ts";
 
 async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir();

@@ -125,7 +125,8 @@ export function parseDataUrl(url: string, limits?: DecodeLimits): ParsedDataUrl 
 /**
  * An {@link RgbImage} from any {@link ImageSource}: an RgbImage (checked, returned as is), encoded
  * PNG/JPEG bytes ({@link decodeImage}), a data URL ({@link parseDataUrl} then decodeImage) or a
- * file path (its size checked with `Deno.stat` before `Deno.readFile`; needs read permission).
+ * file path (its size checked with `Deno.stat` before `Deno.readFile`; needs Deno and read
+ * permission: elsewhere, a browser, a path is an error saying to pass the bytes).
  * `http(s)://` URLs are refused: fetch them yourself and pass the bytes. All take the same
  * {@link DecodeLimits}.
  *
@@ -157,6 +158,12 @@ export async function loadImage(source: ImageSource, limits?: DecodeLimits): Pro
     }
     if (source.length === 0) {
       throw new TypeError(`${owner}: source is an empty string; pass a file path or a data URL`);
+    }
+    if ((globalThis as { Deno?: unknown }).Deno === undefined) {
+      throw new Error(
+        `${owner}(${preview(source)}): a file path needs Deno's file system; in a browser pass ` +
+          `a data URL, the file's bytes (e.g. from fetch) or an RgbImage`,
+      );
     }
     const path = /^file:\/\//i.test(source) ? new URL(source) : source;
     let info: Deno.FileInfo;

@@ -1,7 +1,9 @@
 /**
  * `@rlvr/image`: images for vision-language RLVR. One type ({@link RgbImage}), decoders and an
  * encoder with limits a hostile file cannot get past, data URLs and a loader for every source,
- * Pillow's bicubic resize, and the Qwen2-VL image processor.
+ * Pillow's bicubic resize, and the Qwen2-VL image processor. Everything runs on the web platform
+ * too, except `loadImage` of a file path, which needs Deno (a browser passes the bytes or a data
+ * URL).
  *
  * @example Usage
  * ```ts

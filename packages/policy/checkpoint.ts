@@ -1,13 +1,20 @@
 /**
- * Hugging Face checkpoint folders: `config.json`, `model.safetensors` (or the sharded
+ * Hugging Face checkpoints: `config.json`, `model.safetensors` (or the sharded
  * `model.safetensors.index.json` + `model-00001-of-0000N.safetensors`) and an optional
- * `generation_config.json`, read into and written from `{ config, params }`.
+ * `generation_config.json`, read into and written from `{ config, params }`. This module reads
+ * them from bytes in memory ({@link loadCheckpointFromFiles}), from a base URL
+ * ({@link loadCheckpointFromUrl}) and writes them to bytes ({@link checkpointFiles}), which works
+ * on the web platform too; the folder loader and saver (`loadCheckpoint`, `saveCheckpoint` of
+ * `@rlvr/policy/fs`, in `checkpoint_fs.ts`) read and write the same files through the same code.
  *
  * Design decisions:
  * - **Plain data, no model class.** A checkpoint is a {@link ModelConfig} plus a map from the
  *   Hugging Face parameter name to an f32 tensor, exactly the names and shapes of
  *   `parameterShapes(config)`. The model builds itself from that map, so this file needs nothing
  *   from it and names never go through a mapping table.
+ * - **One loader, three places.** Every load goes through one function over a `FileSource`
+ *   (`file_source.ts`): a folder, in-memory files or a URL, read one file at a time, so the
+ *   checks and the errors below are the same whichever it is.
  * - **Validate everything, fail once.** Loading compares every stored tensor with
  *   `parameterShapes(config)` and collects all problems (missing, unexpected, wrong shape, non-float
  *   storage, an untied-looking LM head) into one {@link CheckpointError}, because a wrong config or a
@@ -15,49 +22,40 @@
  *   tells which one it is. The single-file layout is validated from the header before any tensor is
  *   allocated; the sharded one shard by shard, and everything made so far is disposed on failure.
  * - **Halves are storage only.** BF16/F16 (and F64) weights are widened to f32 on load, exactly;
- *   `saveCheckpoint(..., { dtype: "bf16" })` narrows with round-to-nearest-even.
+ *   a save with `{ dtype: "bf16" }` narrows with round-to-nearest-even.
  * - **What transformers writes.** Safetensors files carry `__metadata__: {"format": "pt"}`, shards
  *   are cut greedily in parameter order like `huggingface_hub` (a tensor larger than the limit gets
  *   a shard of its own) and named `model-00001-of-00003.safetensors`, the index is
  *   `{metadata: {total_size}, weight_map}`, and JSON files are indented with sorted keys. When
  *   both `model.safetensors` and an index exist, the single file wins, as in transformers.
- * - **Atomic files.** Every file is written to a temporary name in the same directory, flushed,
- *   then renamed, so a crash never leaves a partial file under a final name. A save is not atomic
- *   across files: an interrupted save can mix old and new files (loading then fails validation if
- *   the architecture changed). Save into a fresh directory and rename it for an all-or-nothing
- *   swap. Weight files of an earlier save that the new layout does not use are removed, so that
- *   they cannot be loaded instead of the new ones, and so are temporaries left by a killed save;
- *   other files (tokenizer, README) are left alone. Two saves into one folder at the same time are
- *   not supported.
  *
  * @module
  */
 
-import { join } from "node:path";
 import {
   type Backend,
   parseSafetensors,
-  readSafetensorsIndex,
+  parseSafetensorsIndex,
   type SafetensorsDType,
-  type SafetensorsFile,
-  saveSafetensors,
+  type SerializeOptions,
+  serializeSafetensors,
   setStorageFormat,
   STORAGE_FORMATS,
   type StorageFormat,
   Tensor,
 } from "@rlvr/tensor";
 import { configFromHf, configToHf, type ModelConfig, parameterShapes } from "./config.ts";
+import { type FileContents, type FileSource, filesSource, urlSource } from "./file_source.ts";
 import { originalVlName, vlConfigFromHf } from "./vision/config.ts";
 
 /** File names of a Hugging Face checkpoint folder. */
-const CONFIG_FILE = "config.json";
-const WEIGHTS_FILE = "model.safetensors";
-const INDEX_FILE = "model.safetensors.index.json";
-const GENERATION_FILE = "generation_config.json";
-const SHARD_NAME = /^model-\d{5}-of-\d{5}\.safetensors$/;
-/** Temporary files of this module's (and `saveSafetensors`') atomic writes. */
-const OWN_TEMPORARY =
-  /^(config\.json|generation_config\.json|model\.safetensors(\.index\.json)?|model-\d{5}-of-\d{5}\.safetensors)\.tmp-[0-9a-f]{12}$/;
+export const CONFIG_FILE = "config.json";
+/** The weights of a single-file checkpoint. */
+export const WEIGHTS_FILE = "model.safetensors";
+/** The index of a sharded checkpoint. */
+export const INDEX_FILE = "model.safetensors.index.json";
+/** The optional generation config. */
+export const GENERATION_FILE = "generation_config.json";
 
 /** Default shard limit: `max_shard_size="5GB"` of transformers' `save_pretrained`. */
 const DEFAULT_MAX_SHARD_BYTES = 5_000_000_000;
@@ -94,12 +92,13 @@ export interface Checkpoint {
   readonly extra: Map<string, Tensor>;
   /** The parsed `generation_config.json`, or null when the folder has none. */
   readonly generationConfig: Record<string, unknown> | null;
-  /** The folder the checkpoint was read from. */
+  /** The folder the checkpoint was read from (the base URL, or the name of in-memory files). */
   readonly dir: string;
 }
 
 /**
- * What {@link saveCheckpoint} writes: a config, its parameters and optional extras.
+ * What a save writes (`saveCheckpoint` of `@rlvr/policy/fs`, {@link checkpointFiles}): a config,
+ * its parameters and optional extras.
  *
  * @example Usage
  * ```ts
@@ -130,7 +129,8 @@ export interface CheckpointData {
 }
 
 /**
- * Options of {@link loadCheckpoint}.
+ * Options of the checkpoint loaders (`loadCheckpoint` of `@rlvr/policy/fs`,
+ * {@link loadCheckpointFromFiles}, {@link loadCheckpointFromUrl}).
  *
  * @example Usage
  * ```ts
@@ -158,7 +158,7 @@ export interface LoadCheckpointOptions {
 }
 
 /**
- * Options of {@link saveCheckpoint}.
+ * Options of a save (`saveCheckpoint` of `@rlvr/policy/fs`, {@link checkpointFiles}).
  *
  * @example Usage
  * ```ts
@@ -218,19 +218,17 @@ export interface CheckpointProblem {
  *
  * @example Usage
  * ```ts
- * import { CheckpointError, modelConfig, saveCheckpoint } from "@rlvr/policy";
+ * import { CheckpointError, checkpointFiles, modelConfig } from "@rlvr/policy";
  * import assert from "node:assert/strict";
  * const config = modelConfig({ vocabSize: 4, hiddenSize: 4, intermediateSize: 8, numLayers: 1, numHeads: 2 });
- * const dir = await Deno.makeTempDir();
  * await assert.rejects(
- *   saveCheckpoint(dir, { config, params: new Map() }),
+ *   checkpointFiles({ config, params: new Map() }),
  *   (e: unknown) => e instanceof CheckpointError && e.problems.every((p) => p.kind === "missing"),
  * );
- * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export class CheckpointError extends Error {
-  /** The checkpoint folder. */
+  /** The checkpoint folder (or URL, or name of the in-memory files). */
   readonly dir: string;
   /** Every problem found, missing parameters first. */
   readonly problems: readonly CheckpointProblem[];
@@ -316,7 +314,15 @@ function commonPrefixHint(problems: readonly CheckpointProblem[]): string {
     } tensor(s)); strip it when converting the checkpoint.`;
 }
 
-function loadFix(problems: readonly CheckpointProblem[]): string {
+/** How a load names itself in messages: the function and what its first argument is called. */
+interface LoadCall {
+  /** `loadCheckpoint`, `loadCheckpointFromFiles` or `loadCheckpointFromUrl`. */
+  readonly fn: string;
+  /** `dir`, `files` or `url`. */
+  readonly arg: string;
+}
+
+function loadFix(problems: readonly CheckpointProblem[], call: LoadCall): string {
   const kinds = new Set(problems.map((p) => p.kind));
   const parts: string[] = [];
   if (kinds.has("missing") || kinds.has("shape")) {
@@ -328,7 +334,7 @@ function loadFix(problems: readonly CheckpointProblem[]): string {
   }
   if (kinds.has("unexpected")) {
     parts.push(
-      "Pass loadCheckpoint(dir, { allowExtra: [...] }) with names or `*` patterns (e.g. " +
+      `Pass ${call.fn}(${call.arg}, { allowExtra: [...] }) with names or \`*\` patterns (e.g. ` +
         `"v_head.*") for tensors that are expected extras; they are returned in \`extra\`.`,
     );
   }
@@ -343,7 +349,10 @@ function loadFix(problems: readonly CheckpointProblem[]): string {
 }
 
 /** Matcher of `allowExtra`, validating it. */
-function extraMatcher(allow: readonly string[] | RegExp | undefined): (name: string) => boolean {
+function extraMatcher(
+  allow: readonly string[] | RegExp | undefined,
+  fn: string,
+): (name: string) => boolean {
   if (allow === undefined) return () => false;
   if (allow instanceof RegExp) {
     // A global or sticky RegExp keeps state between `test` calls; use a stateless copy.
@@ -352,7 +361,7 @@ function extraMatcher(allow: readonly string[] | RegExp | undefined): (name: str
   }
   if (!Array.isArray(allow) || allow.some((p) => typeof p !== "string")) {
     throw new TypeError(
-      `loadCheckpoint: options.allowExtra must be a RegExp or a list of names/\`*\` patterns, got ${
+      `${fn}: options.allowExtra must be a RegExp or a list of names/\`*\` patterns, got ${
         String(allow)
       }`,
     );
@@ -363,66 +372,6 @@ function extraMatcher(allow: readonly string[] | RegExp | undefined): (name: str
     )
   );
   return (name) => res.some((re) => re.test(name));
-}
-
-async function readJson(path: string, what: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(path);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) {
-      throw new Error(`loadCheckpoint: ${path} not found; expected ${what} there`);
-    }
-    throw new Error(`loadCheckpoint: cannot read ${path} (${what}): ${(e as Error).message}`);
-  }
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new SyntaxError(
-      `${path}: not valid JSON (${(e as Error).message}); expected ${what}`,
-    );
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return false;
-    throw e;
-  }
-}
-
-async function readWeightsFile(path: string, what: string): Promise<SafetensorsFile> {
-  let bytes: Uint8Array;
-  try {
-    bytes = await Deno.readFile(path);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) {
-      throw new Error(`loadCheckpoint: ${path} not found; expected ${what} there`);
-    }
-    throw new Error(`loadCheckpoint: cannot read ${path} (${what}): ${(e as Error).message}`);
-  }
-  return parseSafetensors(bytes, { source: path });
-}
-
-/** Lists the folder's files for the "no weights" error, pointing out other weight formats. */
-async function noWeightsError(dir: string): Promise<Error> {
-  const names: string[] = [];
-  for await (const e of Deno.readDir(dir)) if (e.isFile) names.push(e.name);
-  names.sort();
-  const other = names.filter((n) => /\.(bin|pt|pth|ckpt|gguf|safetensors)$/.test(n));
-  const hint = other.length > 0
-    ? ` It holds ${
-      other.join(", ")
-    }: only model.safetensors(.index.json) is read (convert other formats with ` +
-      `transformers' save_pretrained(..., safe_serialization=True); adapters need their base model).`
-    : "";
-  return new Error(
-    `loadCheckpoint: no weights in ${dir}: expected ${WEIGHTS_FILE}, or ${INDEX_FILE} with the ` +
-      `shard files it names.${hint}`,
-  );
 }
 
 /** Whether two f32 arrays hold the same bits. */
@@ -438,90 +387,99 @@ function sameShape(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((d, i) => d === b[i]);
 }
 
+const decoder = new TextDecoder();
+
 /**
- * Loads a Hugging Face checkpoint folder: `config.json` (Llama / Qwen2 / Qwen3, see
- * `configFromHf`), the weights from `model.safetensors` or from `model.safetensors.index.json`
- * and its shards (BF16/F16/F64 widened to f32), and `generation_config.json` if present.
+ * The one checkpoint loader (see the module doc): reads `config.json`, `generation_config.json`
+ * if present and the weights from `src`, checks every tensor against the config and returns the
+ * checkpoint with `dir` set to `src.where`. Internal: `loadCheckpoint` (a folder),
+ * {@link loadCheckpointFromFiles} and {@link loadCheckpointFromUrl} call it.
  *
- * Every tensor is checked against `parameterShapes(config)`; all missing, unexpected, mis-shaped
- * and non-float tensors are reported together in one {@link CheckpointError}. In a checkpoint with
- * tied embeddings, an `lm_head.weight` (which transformers sometimes writes) is accepted only if it
- * is bitwise equal to `model.embed_tokens.weight`, and is then dropped. Needs `--allow-read`.
- *
- * @param dir The checkpoint folder.
- * @param options Allowed extra tensors and the backend.
- * @returns The config, the parameters in `parameterShapes` order, the extras and the generation
- * config.
- * @throws {CheckpointError} when the tensors do not match the config; `Error` naming the path and
- * what is expected there when a file is missing; the config's `RangeError` prefixed with its path.
+ * @param src Where the files are.
+ * @param call How messages name the caller.
+ * @param options Allowed extras, backend and storage.
+ * @returns The checkpoint.
  *
  * @example Usage
  * ```ts
- * import { loadCheckpoint, modelConfig, parameterShapes, saveCheckpoint } from "@rlvr/policy";
+ * import { checkpointFiles, loadCheckpointFrom } from "./checkpoint.ts";
+ * import { filesSource } from "./file_source.ts";
+ * import { modelConfig, parameterShapes } from "./config.ts";
  * import { zeros } from "@rlvr/tensor";
  * import assert from "node:assert/strict";
- * const config = modelConfig({
- *   modelType: "qwen2", vocabSize: 8, hiddenSize: 4, intermediateSize: 8, numLayers: 1, numHeads: 2,
- * });
+ * const config = modelConfig({ vocabSize: 8, hiddenSize: 4, intermediateSize: 8, numLayers: 1, numHeads: 2 });
  * const params = new Map([...parameterShapes(config)].map(([n, s]) => [n, zeros(s)]));
- * const dir = await Deno.makeTempDir();
- * await saveCheckpoint(dir, { config, params });
- * const ckpt = await loadCheckpoint(dir);
- * assert.deepEqual(ckpt.config, config);
- * assert.deepEqual([...ckpt.params.keys()], [...params.keys()]);
- * await Deno.remove(dir, { recursive: true });
+ * const src = filesSource(await checkpointFiles({ config, params }), "mem");
+ * const ckpt = await loadCheckpointFrom(src, { fn: "load", arg: "files" });
+ * assert.equal(ckpt.dir, "mem");
  * ```
  */
-export async function loadCheckpoint(
-  dir: string,
+export async function loadCheckpointFrom(
+  src: FileSource,
+  call: LoadCall,
   options: LoadCheckpointOptions = {},
 ): Promise<Checkpoint> {
-  const where = `loadCheckpoint(${dir})`;
-  let info: Deno.FileInfo;
-  try {
-    info = await Deno.stat(dir);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) {
-      throw new Error(
-        `loadCheckpoint: no checkpoint folder at ${dir}; expected a directory with ${CONFIG_FILE} ` +
-          `and ${WEIGHTS_FILE} (or ${INDEX_FILE} with its shards)`,
+  const { fn } = call;
+  const dir = src.where;
+  const where = `${fn}(${dir})`;
+  const isExtra = extraMatcher(options.allowExtra, fn);
+  const read = async (name: string, what: string): Promise<Uint8Array | null> => {
+    try {
+      return await src.read(name);
+    } catch (e) {
+      throw new Error(`${fn}: cannot read ${src.path(name)} (${what}): ${(e as Error).message}`);
+    }
+  };
+  const readRequired = async (name: string, what: string): Promise<Uint8Array> => {
+    const bytes = await read(name, what);
+    if (bytes === null) {
+      throw new Error(`${fn}: ${src.path(name)} not found; expected ${what} there`);
+    }
+    return bytes;
+  };
+  const parseJson = (name: string, bytes: Uint8Array, what: string): unknown => {
+    try {
+      return JSON.parse(decoder.decode(bytes));
+    } catch (e) {
+      throw new SyntaxError(
+        `${src.path(name)}: not valid JSON (${(e as Error).message}); expected ${what}`,
       );
     }
-    throw e;
-  }
-  if (!info.isDirectory) {
-    throw new Error(
-      `loadCheckpoint: ${dir} is a file; pass the checkpoint folder that holds ${CONFIG_FILE} ` +
-        `and the weights`,
-    );
-  }
-  const isExtra = extraMatcher(options.allowExtra);
-  const configPath = join(dir, CONFIG_FILE);
-  const hf = await readJson(configPath, "the model's Hugging Face config (model_type, sizes, ...)");
+  };
+
+  const configPath = src.path(CONFIG_FILE);
+  const configWhat = "the model's Hugging Face config (model_type, sizes, ...)";
+  const hf = parseJson(CONFIG_FILE, await readRequired(CONFIG_FILE, configWhat), configWhat);
   // A Qwen2-VL folder: its decoder is checked here, under the original names (newer
   // transformers write `model.language_model.*` and `model.visual.*`); the tower's `visual.*`
   // tensors are extras for loadVisionLanguageModel.
   const vl = (hf as Record<string, unknown> | null)?.model_type === "qwen2_vl";
   const config = vl ? vlConfigFromHf(hf, configPath).text : configFromHf(hf, configPath);
   const keyOf = vl ? originalVlName : (name: string) => name;
-  const generationPath = join(dir, GENERATION_FILE);
   let generationConfig: Record<string, unknown> | null = null;
-  if (await exists(generationPath)) {
-    const g = await readJson(generationPath, "the generation config, a JSON object");
+  const generationWhat = "the generation config, a JSON object";
+  const generationBytes = await read(GENERATION_FILE, generationWhat);
+  if (generationBytes !== null) {
+    const g = parseJson(GENERATION_FILE, generationBytes, generationWhat);
     if (typeof g !== "object" || g === null || Array.isArray(g)) {
-      throw new TypeError(`${generationPath}: must be a JSON object, got ${JSON.stringify(g)}`);
+      throw new TypeError(
+        `${src.path(GENERATION_FILE)}: must be a JSON object, got ${JSON.stringify(g)}`,
+      );
     }
     generationConfig = g as Record<string, unknown>;
   }
 
-  // The table of contents: which file holds which tensor, in file order.
-  const weightsPath = join(dir, WEIGHTS_FILE);
-  const indexPath = join(dir, INDEX_FILE);
-  let parts: { path: string; names: string[] | null; what: string }[];
-  if (await exists(weightsPath)) {
-    parts = [{ path: weightsPath, names: null, what: "the model weights" }];
-  } else if (await exists(indexPath)) {
-    const index = await readSafetensorsIndex(indexPath);
+  // The table of contents: which file holds which tensor, in file order. The single file is
+  // read here (it is needed anyway); shards are read one at a time below.
+  const indexPath = src.path(INDEX_FILE);
+  const single = await read(WEIGHTS_FILE, "the model weights");
+  let parts: { file: string; names: string[] | null; what: string; bytes: Uint8Array | null }[];
+  if (single !== null) {
+    parts = [{ file: WEIGHTS_FILE, names: null, what: "the model weights", bytes: single }];
+  } else {
+    const indexBytes = await read(INDEX_FILE, "the shard index");
+    if (indexBytes === null) throw await noWeightsError(src, fn);
+    const index = parseSafetensorsIndex(indexBytes, indexPath);
     const byShard = new Map<string, string[]>();
     for (const [name, shard] of index.weightMap) {
       const list = byShard.get(shard);
@@ -529,14 +487,13 @@ export async function loadCheckpoint(
       else list.push(name);
     }
     parts = [...byShard].map(([shard, names]) => ({
-      path: index.dir + shard,
+      file: shard,
       names,
       what: `the shard ${INDEX_FILE} assigns ${names.length} tensor(s) to (e.g. ${
         JSON.stringify(names[0])
       })`,
+      bytes: null,
     }));
-  } else {
-    throw await noWeightsError(dir);
   }
 
   const shapes = parameterShapes(config);
@@ -549,21 +506,24 @@ export async function loadCheckpoint(
   const storage = options.storage ?? "f32";
   if (!STORAGE_FORMATS.includes(storage)) {
     throw new RangeError(
-      `loadCheckpoint: options.storage must be one of ${STORAGE_FORMATS.join(", ")}, got ${
+      `${fn}: options.storage must be one of ${STORAGE_FORMATS.join(", ")}, got ${
         JSON.stringify(storage)
       }`,
     );
   }
   try {
     for (const part of parts) {
-      const file = await readWeightsFile(part.path, part.what);
+      const path = src.path(part.file);
+      const bytes = part.bytes ?? await readRequired(part.file, part.what);
+      part.bytes = null; // the file's bytes are dropped with `file` once its tensors are made
+      const file = parseSafetensors(bytes, { source: path });
       const names = part.names ?? file.names();
       // Classify from the header first, so that a mismatched file allocates nothing.
       const take: { name: string; key: string; to: Map<string, Tensor> }[] = [];
       for (const name of names) {
         if (!file.has(name)) {
           throw new Error(
-            `loadCheckpoint: ${indexPath} assigns ${JSON.stringify(name)} to ${part.path}, but ` +
+            `${fn}: ${indexPath} assigns ${JSON.stringify(name)} to ${path}, but ` +
               `that file has no such tensor; the index and the shards are out of sync (re-save ` +
               `the checkpoint or restore the missing shard)`,
           );
@@ -574,29 +534,23 @@ export async function loadCheckpoint(
         const expected = shapes.get(key);
         if (expected !== undefined) {
           if (!sameShape(e.shape, expected)) {
-            problems.push({ kind: "shape", name: key, expected, found: e.shape, file: part.path });
+            problems.push({ kind: "shape", name: key, expected, found: e.shape, file: path });
           } else if (!FLOAT_STORAGE.includes(e.dtype)) {
-            problems.push({ kind: "dtype", name: key, dtype: e.dtype, file: part.path });
+            problems.push({ kind: "dtype", name: key, dtype: e.dtype, file: path });
           } else take.push({ name, key, to: found });
         } else if (key === "lm_head.weight" && config.tieWordEmbeddings) {
           const want = [config.vocabSize, config.hiddenSize];
           if (!sameShape(e.shape, want)) {
-            problems.push({
-              kind: "shape",
-              name: key,
-              expected: want,
-              found: e.shape,
-              file: part.path,
-            });
+            problems.push({ kind: "shape", name: key, expected: want, found: e.shape, file: path });
           } else if (!FLOAT_STORAGE.includes(e.dtype)) {
-            problems.push({ kind: "dtype", name: key, dtype: e.dtype, file: part.path });
+            problems.push({ kind: "dtype", name: key, dtype: e.dtype, file: path });
           } else if (problems.length === 0) {
-            lmHead = { values: file.array(name) as Float32Array, shape: e.shape, file: part.path };
+            lmHead = { values: file.array(name) as Float32Array, shape: e.shape, file: path };
           }
         } else if (isExtra(key)) {
           take.push({ name, key, to: extra });
         } else {
-          problems.push({ kind: "unexpected", name: key, found: e.shape, file: part.path });
+          problems.push({ kind: "unexpected", name: key, found: e.shape, file: path });
         }
       }
       // Once something is wrong the load fails; stop allocating.
@@ -629,7 +583,7 @@ export async function loadCheckpoint(
         dir,
         `checked against ${configPath}: ${configSummary(config)}`,
         problems,
-        loadFix(problems),
+        loadFix(problems, call),
       );
     }
   } catch (e) {
@@ -642,33 +596,134 @@ export async function loadCheckpoint(
   return { config, params, extra, generationConfig, dir };
 }
 
-function randomSuffix(): string {
-  const b = crypto.getRandomValues(new Uint8Array(6));
-  return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+/** Lists the source's files for the "no weights" error, pointing out other weight formats. */
+async function noWeightsError(src: FileSource, fn: string): Promise<Error> {
+  const names = (await src.list()) ?? [];
+  const other = names.filter((n) => /\.(bin|pt|pth|ckpt|gguf|safetensors)$/.test(n));
+  const hint = other.length > 0
+    ? ` It holds ${
+      other.join(", ")
+    }: only model.safetensors(.index.json) is read (convert other formats with ` +
+      `transformers' save_pretrained(..., safe_serialization=True); adapters need their base model).`
+    : "";
+  return new Error(
+    `${fn}: no weights in ${src.where}: expected ${WEIGHTS_FILE}, or ${INDEX_FILE} with the ` +
+      `shard files it names.${hint}`,
+  );
 }
 
-/** Writes text atomically: a temporary file in the same folder, fsync, rename. */
-async function writeTextAtomic(path: string, text: string): Promise<void> {
-  const tmp = `${path}.tmp-${randomSuffix()}`;
-  const bytes = new TextEncoder().encode(text);
-  try {
-    const f = await Deno.open(tmp, { write: true, createNew: true });
-    try {
-      let at = 0;
-      while (at < bytes.length) at += await f.write(bytes.subarray(at));
-      await f.sync();
-    } finally {
-      f.close();
-    }
-    await Deno.rename(tmp, path);
-  } catch (e) {
-    await Deno.remove(tmp).catch(() => {});
-    throw new Error(
-      `saveCheckpoint: could not write ${path} (the previous file, if any, is unchanged): ${
-        (e as Error).message
-      }`,
-    );
-  }
+/**
+ * Options of {@link loadCheckpointFromFiles}.
+ *
+ * @example Usage
+ * ```ts
+ * import type { LoadCheckpointFromFilesOptions } from "@rlvr/policy";
+ * import assert from "node:assert/strict";
+ * const opts: LoadCheckpointFromFilesOptions = { name: "tiny", allowExtra: ["v_head.*"] };
+ * assert.equal(opts.name, "tiny");
+ * ```
+ */
+export interface LoadCheckpointFromFilesOptions extends LoadCheckpointOptions {
+  /** What messages and the checkpoint's `dir` call the files (default `"<files>"`). */
+  name?: string;
+}
+
+/**
+ * Loads a Hugging Face checkpoint from its files in memory (`config.json`, `model.safetensors`
+ * or `model.safetensors.index.json` and its shards, optional `generation_config.json`, keyed by
+ * file name; other files are ignored), with the same checks and errors as the folder loader
+ * `loadCheckpoint` of `@rlvr/policy/fs`, which reads the folder's files and loads them through
+ * the same code. Runs anywhere, browsers included (e.g. on `File`s a user picked).
+ *
+ * @param files The files by name: bytes, or text for the JSON files.
+ * @param options Allowed extra tensors, backend, storage and the name used in messages.
+ * @returns The checkpoint; its `dir` is `options.name`.
+ * @throws {CheckpointError} when the tensors do not match the config; `Error` naming the file and
+ * what is expected there when a file is missing.
+ *
+ * @example Usage
+ * ```ts
+ * import { checkpointFiles, loadCheckpointFromFiles, modelConfig, parameterShapes } from "@rlvr/policy";
+ * import { ones } from "@rlvr/tensor";
+ * import assert from "node:assert/strict";
+ * const config = modelConfig({ vocabSize: 8, hiddenSize: 4, intermediateSize: 8, numLayers: 1, numHeads: 2 });
+ * const params = new Map([...parameterShapes(config)].map(([n, s]) => [n, ones(s)]));
+ * const files = await checkpointFiles({ config, params });
+ * assert.deepEqual(Object.keys(files), ["model.safetensors", "config.json"]);
+ * const ckpt = await loadCheckpointFromFiles(files, { name: "tiny" });
+ * assert.deepEqual(ckpt.config, config);
+ * assert.deepEqual(await ckpt.params.get("model.norm.weight")!.toArray(), [1, 1, 1, 1]);
+ * await assert.rejects(
+ *   loadCheckpointFromFiles({ "config.json": files["config.json"]! }, { name: "tiny" }),
+ *   /no weights in tiny: expected model\.safetensors/,
+ * );
+ * ```
+ */
+export function loadCheckpointFromFiles(
+  files: FileContents,
+  options: LoadCheckpointFromFilesOptions = {},
+): Promise<Checkpoint> {
+  const fn = "loadCheckpointFromFiles";
+  return Promise.resolve().then(() =>
+    loadCheckpointFrom(filesSource(files, options.name ?? "<files>"), { fn, arg: "files" }, options)
+  );
+}
+
+/**
+ * Options of {@link loadCheckpointFromUrl}.
+ *
+ * @example Usage
+ * ```ts
+ * import type { LoadCheckpointFromUrlOptions } from "@rlvr/policy";
+ * import assert from "node:assert/strict";
+ * const opts: LoadCheckpointFromUrlOptions = { storage: "bf16" };
+ * assert.equal(opts.fetch, undefined);
+ * ```
+ */
+export interface LoadCheckpointFromUrlOptions extends LoadCheckpointOptions {
+  /** The fetch to use (default: the global `fetch`), e.g. one that adds headers or caches. */
+  fetch?: typeof fetch;
+}
+
+/**
+ * Loads a Hugging Face checkpoint from the files under a base URL (a static server, a CDN, the
+ * Hugging Face Hub's `resolve/main/`), fetching `config.json`, `generation_config.json` (a 404
+ * means none), `model.safetensors` or else `model.safetensors.index.json` and its shards one at a
+ * time. Same checks and errors as `loadCheckpoint` of `@rlvr/policy/fs`; runs anywhere `fetch`
+ * does.
+ *
+ * @param baseUrl The folder's URL (a trailing `/` is added when missing).
+ * @param options Allowed extra tensors, backend, storage and the fetch to use.
+ * @returns The checkpoint; its `dir` is the base URL.
+ * @throws {CheckpointError} when the tensors do not match the config; `Error` naming the URL on a
+ * missing file or an HTTP error.
+ *
+ * @example Usage
+ * ```ts
+ * import { checkpointFiles, loadCheckpointFromUrl, modelConfig, parameterShapes } from "@rlvr/policy";
+ * import { zeros } from "@rlvr/tensor";
+ * import assert from "node:assert/strict";
+ * const config = modelConfig({ vocabSize: 8, hiddenSize: 4, intermediateSize: 8, numLayers: 1, numHeads: 2 });
+ * const params = new Map([...parameterShapes(config)].map(([n, s]) => [n, zeros(s)]));
+ * const files = await checkpointFiles({ config, params });
+ * const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+ *   const body = files[new URL(req.url).pathname.replace("/tiny/", "")];
+ *   return body === undefined ? new Response("", { status: 404 }) : new Response(body as Uint8Array<ArrayBuffer>);
+ * });
+ * const ckpt = await loadCheckpointFromUrl(`http://127.0.0.1:${server.addr.port}/tiny`);
+ * assert.deepEqual(ckpt.config, config);
+ * assert.equal(ckpt.dir, `http://127.0.0.1:${server.addr.port}/tiny/`);
+ * await server.shutdown();
+ * ```
+ */
+export function loadCheckpointFromUrl(
+  baseUrl: string | URL,
+  options: LoadCheckpointFromUrlOptions = {},
+): Promise<Checkpoint> {
+  const fn = "loadCheckpointFromUrl";
+  return Promise.resolve().then(() =>
+    loadCheckpointFrom(urlSource(baseUrl, options.fetch), { fn, arg: "url" }, options)
+  );
 }
 
 /** JSON as Python's `json.dumps(obj, indent=2, sort_keys=True)` lays it out, plus a newline. */
@@ -685,45 +740,60 @@ function hfJson(value: unknown): string {
 }
 
 /**
- * Saves a checkpoint as a Hugging Face folder that transformers and {@link loadCheckpoint} read:
- * `config.json`, `model.safetensors` (or `model-0000i-of-0000n.safetensors` shards and
- * `model.safetensors.index.json` when the tensors exceed `maxShardBytes`) and
- * `generation_config.json` when given. The folder is created if missing. `params` must be exactly
- * `parameterShapes(config)` in f32; everything is checked before the first byte is written.
- * Each file is replaced atomically (see the module doc). Needs `--allow-read --allow-write`.
+ * The files of a save, validated and laid out but not yet serialized: the weight files (one
+ * `model.safetensors`, or shards) in write order, then the JSON files (the index last among the
+ * weights, then `config.json`, then `generation_config.json` when given). Internal: `saveCheckpoint`
+ * writes it to a folder, {@link checkpointFiles} to bytes.
+ */
+export interface CheckpointPlan {
+  /** Weight files: name, tensors and how to serialize them. */
+  readonly weights: readonly {
+    name: string;
+    tensors: Map<string, Tensor>;
+    options: SerializeOptions;
+  }[];
+  /** JSON files: name and text. */
+  readonly json: readonly { name: string; text: string }[];
+}
+
+/**
+ * Checks `data` against `parameterShapes(config)` and lays out the files of a save (see
+ * {@link CheckpointPlan}). Everything is checked before anything is serialized.
  *
- * @param dir Destination folder.
+ * @param fn The caller, for messages (`saveCheckpoint`, `checkpointFiles`).
+ * @param dir The destination, for messages and {@link CheckpointError.dir}.
  * @param data Config, parameters, extras and generation config.
  * @param options Storage dtype and shard size.
+ * @returns The plan.
  * @throws {CheckpointError} listing every missing, unexpected or mis-shaped parameter.
  *
  * @example Usage
  * ```ts
- * import { modelConfig, parameterShapes, saveCheckpoint } from "@rlvr/policy";
+ * import { planCheckpoint } from "./checkpoint.ts";
+ * import { modelConfig, parameterShapes } from "./config.ts";
  * import { ones } from "@rlvr/tensor";
  * import assert from "node:assert/strict";
  * const config = modelConfig({ vocabSize: 8, hiddenSize: 4, intermediateSize: 8, numLayers: 2, numHeads: 2 });
  * const params = new Map([...parameterShapes(config)].map(([n, s]) => [n, ones(s)]));
- * const dir = await Deno.makeTempDir();
- * await saveCheckpoint(`${dir}/ckpt`, { config, params }, { dtype: "bf16", maxShardBytes: 256 });
- * const index = JSON.parse(await Deno.readTextFile(`${dir}/ckpt/model.safetensors.index.json`));
- * assert.equal(index.weight_map["model.norm.weight"].endsWith(".safetensors"), true);
- * await Deno.remove(dir, { recursive: true });
+ * const plan = planCheckpoint("save", "out", { config, params }, { maxShardBytes: 256 });
+ * assert.ok(plan.weights.length > 1);
+ * assert.deepEqual(plan.json.map((f) => f.name), ["model.safetensors.index.json", "config.json"]);
  * ```
  */
-export async function saveCheckpoint(
+export function planCheckpoint(
+  fn: string,
   dir: string,
   data: CheckpointData,
   options: SaveCheckpointOptions = {},
-): Promise<void> {
+): CheckpointPlan {
   const dtype = options.dtype ?? "f32";
   if (dtype !== "f32" && dtype !== "bf16") {
-    throw new RangeError(`saveCheckpoint: options.dtype must be "f32" or "bf16", got ${dtype}`);
+    throw new RangeError(`${fn}: options.dtype must be "f32" or "bf16", got ${dtype}`);
   }
   const maxShardBytes = options.maxShardBytes ?? DEFAULT_MAX_SHARD_BYTES;
   if (!Number.isSafeInteger(maxShardBytes) || maxShardBytes < 1) {
     throw new RangeError(
-      `saveCheckpoint: options.maxShardBytes must be an integer >= 1, got ${maxShardBytes}`,
+      `${fn}: options.maxShardBytes must be an integer >= 1, got ${maxShardBytes}`,
     );
   }
   const { config, params } = data;
@@ -739,7 +809,7 @@ export async function saveCheckpoint(
   for (const [name, t] of params) {
     const expected = shapes.get(name);
     if (!(t instanceof Tensor)) {
-      throw new TypeError(`saveCheckpoint: params.get(${JSON.stringify(name)}) is not a Tensor`);
+      throw new TypeError(`${fn}: params.get(${JSON.stringify(name)}) is not a Tensor`);
     }
     if (expected === undefined) problems.push({ kind: "unexpected", name, found: t.shape });
     else if (!sameShape(t.shape, expected)) {
@@ -749,7 +819,7 @@ export async function saveCheckpoint(
   }
   if (problems.length > 0) {
     throw new CheckpointError(
-      `saveCheckpoint(${dir})`,
+      `${fn}(${dir})`,
       dir,
       configSummary(config),
       problems,
@@ -760,14 +830,14 @@ export async function saveCheckpoint(
   const all: [string, Tensor][] = [...shapes.keys()].map((n) => [n, params.get(n)!]);
   for (const [name, t] of extra) {
     if (!(t instanceof Tensor)) {
-      throw new TypeError(`saveCheckpoint: extra.get(${JSON.stringify(name)}) is not a Tensor`);
+      throw new TypeError(`${fn}: extra.get(${JSON.stringify(name)}) is not a Tensor`);
     }
     all.push([name, t]);
   }
   for (const [name, t] of all) {
     if (t.isDisposed) {
       throw new Error(
-        `saveCheckpoint: tensor ${JSON.stringify(name)} was disposed before saving; save first`,
+        `${fn}: tensor ${JSON.stringify(name)} was disposed before saving; save first`,
       );
     }
   }
@@ -795,42 +865,75 @@ export async function saveCheckpoint(
   }
   if (current.length > 0 || shards.length === 0) shards.push(current);
 
-  await Deno.mkdir(dir, { recursive: true });
   // Bool tensors cannot be narrowed: name the f32 ones only.
-  const dtypeFor = (items: [string, Tensor][]) =>
-    Object.fromEntries(items.filter(([, t]) => t.dtype === "f32").map(([n]) => [n, dtype]));
-  const save = (path: string, items: [string, Tensor][]) =>
-    saveSafetensors(path, new Map(items), { metadata: { format: "pt" }, dtype: dtypeFor(items) });
-  const written = new Set<string>();
+  const serializeOptions = (items: [string, Tensor][]): SerializeOptions => ({
+    metadata: { format: "pt" },
+    dtype: Object.fromEntries(items.filter(([, t]) => t.dtype === "f32").map(([n]) => [n, dtype])),
+  });
+  const weights: { name: string; tensors: Map<string, Tensor>; options: SerializeOptions }[] = [];
+  const json: { name: string; text: string }[] = [];
   if (shards.length === 1) {
-    await save(join(dir, WEIGHTS_FILE), shards[0]!);
-    written.add(WEIGHTS_FILE);
+    const items = shards[0]!;
+    weights.push({ name: WEIGHTS_FILE, tensors: new Map(items), options: serializeOptions(items) });
   } else {
     const n = String(shards.length).padStart(5, "0");
     const weightMap: Record<string, string> = {};
     for (let i = 0; i < shards.length; i++) {
       const name = `model-${String(i + 1).padStart(5, "0")}-of-${n}.safetensors`;
-      await save(join(dir, name), shards[i]!);
-      written.add(name);
-      for (const [tensorName] of shards[i]!) weightMap[tensorName] = name;
+      const items = shards[i]!;
+      weights.push({ name, tensors: new Map(items), options: serializeOptions(items) });
+      for (const [tensorName] of items) weightMap[tensorName] = name;
     }
     // The index goes last: it is what makes the shards a checkpoint.
-    await writeTextAtomic(
-      join(dir, INDEX_FILE),
-      hfJson({ metadata: { total_size: totalSize }, weight_map: weightMap }),
-    );
-    written.add(INDEX_FILE);
+    json.push({
+      name: INDEX_FILE,
+      text: hfJson({ metadata: { total_size: totalSize }, weight_map: weightMap }),
+    });
   }
-  await writeTextAtomic(join(dir, CONFIG_FILE), hfJson(hfConfig));
+  json.push({ name: CONFIG_FILE, text: hfJson(hfConfig) });
   if (data.generationConfig !== undefined && data.generationConfig !== null) {
-    await writeTextAtomic(join(dir, GENERATION_FILE), hfJson(data.generationConfig));
+    json.push({ name: GENERATION_FILE, text: hfJson(data.generationConfig) });
   }
-  // Weight files of an earlier save in another layout would shadow or confuse the new one, and
-  // temporaries of a save that was killed would pile up, each as large as a shard.
-  for await (const e of Deno.readDir(dir)) {
-    const stale = e.isFile && !written.has(e.name) &&
-      (e.name === WEIGHTS_FILE || e.name === INDEX_FILE || SHARD_NAME.test(e.name) ||
-        OWN_TEMPORARY.test(e.name));
-    if (stale) await Deno.remove(join(dir, e.name));
-  }
+  return { weights, json };
+}
+
+/**
+ * The files of a checkpoint as bytes, by name, in the order a save writes them: exactly what
+ * `saveCheckpoint` of `@rlvr/policy/fs` writes to a folder (`model.safetensors`, or shards and
+ * `model.safetensors.index.json` when the tensors exceed `maxShardBytes`; `config.json`;
+ * `generation_config.json` when given), and what {@link loadCheckpointFromFiles} reads back.
+ * Runs anywhere, browsers included (e.g. to offer a trained model for download). `params` must be
+ * exactly `parameterShapes(config)` in f32; everything is checked before anything is serialized.
+ *
+ * @param data Config, parameters, extras and generation config.
+ * @param options Storage dtype and shard size.
+ * @returns File name → bytes.
+ * @throws {CheckpointError} listing every missing, unexpected or mis-shaped parameter.
+ *
+ * @example Usage
+ * ```ts
+ * import { checkpointFiles, modelConfig, parameterShapes } from "@rlvr/policy";
+ * import { ones } from "@rlvr/tensor";
+ * import assert from "node:assert/strict";
+ * const config = modelConfig({ vocabSize: 8, hiddenSize: 4, intermediateSize: 8, numLayers: 2, numHeads: 2 });
+ * const params = new Map([...parameterShapes(config)].map(([n, s]) => [n, ones(s)]));
+ * const files = await checkpointFiles({ config, params, generationConfig: { eos_token_id: 2 } }, {
+ *   dtype: "bf16",
+ *   maxShardBytes: 256,
+ * });
+ * const index = JSON.parse(new TextDecoder().decode(files["model.safetensors.index.json"]));
+ * assert.ok(index.weight_map["model.norm.weight"] in files);
+ * assert.equal(Object.keys(files).at(-1), "generation_config.json");
+ * ```
+ */
+export async function checkpointFiles(
+  data: CheckpointData,
+  options: SaveCheckpointOptions = {},
+): Promise<Record<string, Uint8Array>> {
+  const plan = planCheckpoint("checkpointFiles", "<files>", data, options);
+  const out: Record<string, Uint8Array> = {};
+  for (const w of plan.weights) out[w.name] = await serializeSafetensors(w.tensors, w.options);
+  const encoder = new TextEncoder();
+  for (const f of plan.json) out[f.name] = encoder.encode(f.text);
+  return out;
 }

@@ -5,6 +5,7 @@ import fc from "fast-check";
 import {
   createCpuBackend,
   parseSafetensors,
+  parseSafetensorsIndex,
   randn,
   serializeSafetensors,
   type Tensor,
@@ -12,12 +13,21 @@ import {
   zeros,
 } from "@rlvr/tensor";
 import {
+  type Checkpoint,
   CheckpointError,
-  loadCheckpoint,
-  saveCheckpoint,
+  checkpointFiles,
+  loadCheckpointFromFiles,
+  loadCheckpointFromUrl,
   type SaveCheckpointOptions,
 } from "./checkpoint.ts";
-import { configFromHf, modelConfig, type ModelConfigInit, parameterShapes } from "./config.ts";
+import { loadCheckpoint, saveCheckpoint } from "./checkpoint_fs.ts";
+import {
+  configFromHf,
+  configToHf,
+  modelConfig,
+  type ModelConfigInit,
+  parameterShapes,
+} from "./config.ts";
 
 // ---------------------------------------------------------------- helpers
 
@@ -954,7 +964,9 @@ Deno.test("save: a failed save leaves the previous checkpoint loadable", async (
 
 /** Child process: saves a sharded checkpoint over and over, printing a line after each save. */
 const SAVER = `
-import { saveCheckpoint } from ${JSON.stringify(new URL("./checkpoint.ts", import.meta.url).href)};
+import { saveCheckpoint } from ${
+  JSON.stringify(new URL("./checkpoint_fs.ts", import.meta.url).href)
+};
 import { modelConfig, parameterShapes } from ${
   JSON.stringify(new URL("./config.ts", import.meta.url).href)
 };
@@ -1023,4 +1035,194 @@ Deno.test("atomic: SIGKILL during repeated saves never leaves a partial file und
       `atomic test: kills interrupted a file write ${tmpSeen} time(s) (temporaries seen)`,
     );
   });
+});
+
+// ---------------------------------------------------------------- folder, bytes and URL
+
+/** Every file of a folder, by name (what a browser would hand loadCheckpointFromFiles). */
+async function readFolder(dir: string): Promise<Record<string, Uint8Array>> {
+  const files: Record<string, Uint8Array> = {};
+  for (const name of listDir(dir)) files[name] = await Deno.readFile(join(dir, name));
+  return files;
+}
+
+/** Serves `files` under `/ckpt/` on a local port while `fn` runs; counts the requests. */
+async function withServer(
+  files: Record<string, Uint8Array>,
+  fn: (base: string, requests: string[]) => Promise<void>,
+): Promise<void> {
+  const requests: string[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    const name = new URL(req.url).pathname.replace(/^\/ckpt\//, "");
+    requests.push(name);
+    const body = files[name];
+    return body === undefined
+      ? new Response("no", { status: 404 })
+      : new Response(body as Uint8Array<ArrayBuffer>);
+  });
+  try {
+    await fn(`http://127.0.0.1:${server.addr.port}/ckpt`, requests);
+  } finally {
+    await server.shutdown();
+  }
+}
+
+async function assertSameCheckpoint(actual: Checkpoint, expected: Checkpoint): Promise<void> {
+  assert.deepEqual(actual.config, expected.config);
+  assert.deepEqual(actual.generationConfig, expected.generationConfig);
+  await assertParamsEqual(actual.params, expected.params);
+  await assertParamsEqual(actual.extra, expected.extra);
+}
+
+function disposeAll(c: Checkpoint): void {
+  for (const t of [...c.params.values(), ...c.extra.values()]) t.dispose();
+}
+
+/** Checkpoints like the shipped tiny ones (apps/train/checkpoints), and the other layouts. */
+const LAYOUTS: { name: string; init: ModelConfigInit; options: SaveCheckpointOptions }[] = [
+  {
+    // apps/train/checkpoints/tiny: llama, untied, f32, one file.
+    name: "tiny (llama, f32, one file)",
+    init: {
+      modelType: "llama",
+      vocabSize: 103,
+      hiddenSize: 64,
+      intermediateSize: 192,
+      numLayers: 2,
+      numHeads: 4,
+      headDim: 16,
+      maxPositions: 256,
+      bosTokenId: 1,
+      eosTokenIds: [2],
+      padTokenId: 0,
+    },
+    options: {},
+  },
+  { name: "qwen2, bf16, sharded", init: QWEN2, options: { dtype: "bf16", maxShardBytes: 2048 } },
+  { name: "qwen2, tied", init: { ...QWEN2, tieWordEmbeddings: true }, options: {} },
+];
+
+for (const layout of LAYOUTS) {
+  Deno.test(`loadCheckpoint / loadCheckpointFromFiles / loadCheckpointFromUrl: ${layout.name}: the same tensors; checkpointFiles is what saveCheckpoint writes`, async () => {
+    await withDir(async (dir) => {
+      const config = modelConfig(layout.init);
+      const params = randomParams(layout.init, 5);
+      const extra = new Map([[
+        "v_head.summary.weight",
+        randn([1, config.hiddenSize], { seed: 3 }),
+      ]]);
+      const generationConfig = { eos_token_id: 2, temperature: 0.7 };
+      const data = { config, params, extra, generationConfig };
+      await saveCheckpoint(dir, data, layout.options);
+      const files = await readFolder(dir);
+      // The bytes a browser would offer for download are the folder's files, byte for byte.
+      const made = await checkpointFiles(data, layout.options);
+      assert.deepEqual(Object.keys(made).sort(), Object.keys(files));
+      for (const [name, bytes] of Object.entries(made)) assert.deepEqual(bytes, files[name], name);
+
+      const allowExtra = ["v_head.*"];
+      const fromDir = await loadCheckpoint(dir, { allowExtra });
+      const fromFiles = await loadCheckpointFromFiles(files, { allowExtra, name: "tiny" });
+      // Text for the JSON files and a Map work too.
+      const mixed = new Map<string, Uint8Array | string>(Object.entries(files));
+      mixed.set("config.json", new TextDecoder().decode(files["config.json"]));
+      const fromMap = await loadCheckpointFromFiles(mixed, { allowExtra });
+      assert.equal(fromDir.dir, dir);
+      assert.equal(fromFiles.dir, "tiny");
+      assert.equal(fromMap.dir, "<files>");
+      await assertSameCheckpoint(fromFiles, fromDir);
+      await assertSameCheckpoint(fromMap, fromDir);
+      await withServer(files, async (base, requests) => {
+        const fromUrl = await loadCheckpointFromUrl(base, { allowExtra });
+        assert.equal(fromUrl.dir, `${base}/`);
+        await assertSameCheckpoint(fromUrl, fromDir);
+        // Each file once, in the order the loader needs them.
+        const sharded = files["model.safetensors"] === undefined;
+        assert.deepEqual(
+          requests,
+          sharded
+            ? [
+              "config.json",
+              "generation_config.json",
+              "model.safetensors",
+              "model.safetensors.index.json",
+              // Shards in the order the index first names them (its keys are sorted).
+              ...parseSafetensorsIndex(files["model.safetensors.index.json"]!, "i").shards,
+            ]
+            : ["config.json", "generation_config.json", "model.safetensors"],
+        );
+        disposeAll(fromUrl);
+      });
+      for (const c of [fromDir, fromFiles, fromMap]) disposeAll(c);
+    });
+  });
+}
+
+Deno.test("loadCheckpointFromFiles: the folder loader's checks and errors, naming the files", async () => {
+  await withDir(async (dir) => {
+    const wrong = modelConfig({ ...QWEN2, hiddenSize: 32 });
+    const params = randomParams(QWEN2, 2);
+    await saveCheckpoint(dir, { config: modelConfig(QWEN2), params }, { maxShardBytes: 4096 });
+    await Deno.writeTextFile(join(dir, "config.json"), JSON.stringify(configToHf(wrong)));
+    const files = await readFolder(dir);
+    const fromDir = await loadCheckpoint(dir).then(() => null, (e: unknown) => e);
+    const fromFiles = await loadCheckpointFromFiles(files, { name: "m" }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    assert.ok(fromDir instanceof CheckpointError && fromFiles instanceof CheckpointError);
+    // The same problems; the files are named `m/<file>` instead of `<dir>/<file>`.
+    const rename = (p: CheckpointError["problems"][number]) => ({
+      ...p,
+      ...(p.file === undefined ? {} : { file: p.file.replace(dir, "m") }),
+    });
+    assert.deepEqual(fromFiles.problems, fromDir.problems.map(rename));
+    assert.equal(
+      fromFiles.message,
+      fromDir.message.replaceAll(dir, "m").replace(
+        "loadCheckpoint(m)",
+        "loadCheckpointFromFiles(m)",
+      ).replace("loadCheckpoint(dir, {", "loadCheckpointFromFiles(files, {"),
+    );
+  });
+  await assert.rejects(
+    loadCheckpointFromFiles({ "model.safetensors": new Uint8Array(8) }, { name: "m" }),
+    /loadCheckpointFromFiles: m\/config\.json not found; expected the model's Hugging Face config/,
+  );
+  await assert.rejects(
+    loadCheckpointFromFiles({ "config.json": JSON.stringify(configToHf(modelConfig(QWEN2))) }),
+    /loadCheckpointFromFiles: no weights in <files>: expected model.safetensors/,
+  );
+  await assert.rejects(
+    loadCheckpointFromFiles({ "config.json": 5 as unknown as string }),
+    /files\["config.json"\] must be a Uint8Array, an ArrayBuffer or a string, got number/,
+  );
+  await assert.rejects(
+    loadCheckpointFromFiles(null as unknown as Record<string, string>),
+    /files must be a Map or an object from file name to contents, got null/,
+  );
+});
+
+Deno.test("loadCheckpointFromUrl: a missing shard and an HTTP error name the URL", async () => {
+  const config = modelConfig(QWEN2);
+  const files = await checkpointFiles({ config, params: randomParams(QWEN2, 4) }, {
+    maxShardBytes: 4096,
+  });
+  const shard = Object.keys(files).find((n) => n.startsWith("model-"))!;
+  const { [shard]: _dropped, ...rest } = files;
+  await withServer(rest, async (base) => {
+    await assert.rejects(
+      loadCheckpointFromUrl(base),
+      new RegExp(`loadCheckpointFromUrl: ${base}/${shard} not found; expected the shard`),
+    );
+  });
+  const failing = () => Promise.resolve(new Response("busy", { status: 503 }));
+  await assert.rejects(
+    loadCheckpointFromUrl("https://x.test/m", { fetch: failing }),
+    /loadCheckpointFromUrl: cannot read https:\/\/x\.test\/m\/config\.json \(the model's Hugging Face config .*\): HTTP 503/,
+  );
+  await assert.rejects(
+    loadCheckpointFromUrl("ckpt/"),
+    /the base URL "ckpt\/" is not an absolute URL/,
+  );
 });

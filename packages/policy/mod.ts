@@ -4,6 +4,13 @@
  * `@rlvr/policy`: decoder-only transformer (Llama/Qwen2 family), Hugging Face checkpoint and
  * tokenizer loading, KV-cache generation and token log-probs, built on `@rlvr/tensor`.
  *
+ * This entry runs on the web platform too: checkpoints and tokenizers load from bytes in memory
+ * (`loadCheckpointFromFiles`, `loadTokenizerFromFiles`, `loadVisionLanguageModelFromFiles`) or a
+ * base URL (`...FromUrl`), and `checkpointFiles` / `toFiles()` give a save's bytes. Folders on
+ * disk (`loadCheckpoint`, `saveCheckpoint`, `loadTokenizer`, `loadVisionLanguageModel`,
+ * `saveVisionLanguageModel`) are in `@rlvr/policy/fs`, which needs Deno, and go through the same
+ * loaders. The tokenizers' `load(dir)` / `save(dir)` methods need Deno too and say so elsewhere.
+ *
  * @example Usage
  * ```ts
  * import { modelConfig, parameterCount } from "@rlvr/policy";
@@ -51,12 +58,16 @@ export {
   type Checkpoint,
   type CheckpointData,
   CheckpointError,
+  checkpointFiles,
   type CheckpointProblem,
-  loadCheckpoint,
+  loadCheckpointFromFiles,
+  type LoadCheckpointFromFilesOptions,
+  loadCheckpointFromUrl,
+  type LoadCheckpointFromUrlOptions,
   type LoadCheckpointOptions,
-  saveCheckpoint,
   type SaveCheckpointOptions,
 } from "./checkpoint.ts";
+export type { FileContents } from "./file_source.ts";
 export {
   type ApplyChatTemplateOptions,
   CHAR_CHAT_TEMPLATE,
@@ -69,7 +80,8 @@ export {
   type EncodeOptions,
   HfTokenizer,
   type HfTokenizerOptions,
-  loadTokenizer,
+  loadTokenizerFromFiles,
+  loadTokenizerFromUrl,
   type Tokenizer,
 } from "./tokenizer/mod.ts";
 export {
@@ -118,7 +130,10 @@ export {
   type VisionForwardResult,
   VisionLanguageModel,
 } from "./vision/model.ts";
-export { loadVisionLanguageModel, saveVisionLanguageModel } from "./vision/checkpoint.ts";
+export {
+  loadVisionLanguageModelFromFiles,
+  loadVisionLanguageModelFromUrl,
+} from "./vision/checkpoint.ts";
 export {
   concatPixels,
   expandImageTokens,

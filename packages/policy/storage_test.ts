@@ -8,15 +8,8 @@ import {
   tidy,
   withBackend,
 } from "@rlvr/tensor";
-import {
-  attachLora,
-  CausalLM,
-  generate,
-  loadCheckpoint,
-  modelConfig,
-  saveCheckpoint,
-  scoreCompletions,
-} from "@rlvr/policy";
+import { attachLora, CausalLM, generate, modelConfig, scoreCompletions } from "@rlvr/policy";
+import { loadCheckpoint, saveCheckpoint } from "@rlvr/policy/fs";
 
 // A model whose weights are held as bf16 must behave exactly like an f32 model holding the same
 // (bf16-rounded) values: generation, scoring and LoRA gradients are compared bit for bit.

@@ -25,7 +25,10 @@ import type { Reward, RewardInput, Row } from "./types.ts";
 export interface JudgeCacheOptions {
   /** Replies kept in memory (integer >= 1; default 10 000), least recently used evicted first. */
   maxEntries?: number;
-  /** A JSON file that persists every cached reply across runs (read once, rewritten atomically). */
+  /**
+   * A JSON file that persists every cached reply across runs (read once, rewritten atomically);
+   * needs Deno's file system.
+   */
   file?: string;
 }
 
@@ -245,6 +248,12 @@ export function judgeReward<R extends Row = Row>(options: JudgeOptions<R>): Judg
   const file = cacheOpts?.file;
   if (file !== undefined && (typeof file !== "string" || file === "")) {
     throw new TypeError(`${owner}: options.cache.file must be a file path, got ${show(file)}`);
+  }
+  if (file !== undefined && (globalThis as { Deno?: unknown }).Deno === undefined) {
+    throw new Error(
+      `${owner}: options.cache.file (${show(file)}) needs Deno's file system; in a browser leave ` +
+        `it out (the in-memory cache still works)`,
+    );
   }
   const temperature = checkNumber(owner, "options.temperature", opts.temperature ?? 0, { min: 0 });
   const maxTokens = opts.maxTokens === undefined

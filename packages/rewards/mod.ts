@@ -1,6 +1,7 @@
 /**
  * `@rlvr/rewards`: verifiable rewards for RL of reasoning language models: the math verifier
- * (`mathReward`) and the sandboxed code reward (`codeReward`), the reward contract
+ * (`mathReward`) and the sandboxed code reward (`codeReward`, in `@rlvr/rewards/code`), the
+ * reward contract
  * and its runner, composition (weighted sums, gates, per-reward normalisation), format and
  * length shaping (DAPO, Kimi k1.5, L1), repetition and calibration (RLCR) terms, seeded
  * procedural tasks with verifiers (arithmetic, Countdown, Knights and Knaves, 4×4 Sudoku,
@@ -14,11 +15,14 @@
  * never fails a batch. Composites expose their components, which the runner scores and reports
  * one by one.
  *
- * Entry points: this module holds everything; each part is also a subpath of its own that loads
- * only what it needs: `@rlvr/rewards/core` (the contract, runner and composition),
- * `/math` (the verifier; no Pyodide, no code sandbox), `/code` (the sandboxes), `/env`
- * (tools and multi-turn environments), `/tasks`, `/format`, `/length`, `/judge`,
- * `/unsupervised`, `/rubric`, `/calibration` and `/repetition`.
+ * Entry points: this module holds every part that runs on the web platform as well as in Deno
+ * (no subprocess, no file system: a browser can import it); each part is also a subpath of its
+ * own that loads only what it needs: `@rlvr/rewards/core` (the contract, runner and
+ * composition), `/math` (the verifier; no Pyodide, no code sandbox), `/tasks`, `/format`,
+ * `/length`, `/judge`, `/unsupervised`, `/rubric`, `/calibration`, `/repetition`, `/random` and
+ * `/vision` (the visual tasks). Two subpaths need Deno and are not re-exported here: `/code`
+ * (the code sandboxes, subprocesses, and `codeReward`) and `/env` (tools and multi-turn
+ * environments, whose code interpreter runs in those sandboxes).
  *
  * @example Usage
  * ```ts
@@ -115,5 +119,3 @@ export {
 } from "./judge.ts";
 export * from "./tasks/mod.ts";
 export * from "./math/mod.ts";
-export * from "./code/mod.ts";
-export * from "./env/mod.ts";

@@ -14,9 +14,10 @@
  *   skipping, difficulty curricula, UCB1/Thompson bandits over buckets, per-difficulty rollout
  *   budgets.
  * - **Schedules** (temperature, entropy-targeted temperature, staged length budgets), a **replay
- *   buffer** (FIFO, prioritised, success replay, staleness tags), **datasets** (streaming JSONL and
- *   Parquet, field mapping, plain and Jinja chat templates, resumable shuffled iterators, stable
- *   splits) and **evaluation metrics** (pass@k, avg@k, maj@k, bootstrap intervals).
+ *   buffer** (FIFO, prioritised, success replay, staleness tags), **datasets** (field mapping,
+ *   plain and Jinja chat templates, resumable shuffled iterators, stable splits; the streaming
+ *   JSONL and Parquet readers are in `@rlvr/sampling/fs`) and **evaluation metrics** (pass@k,
+ *   avg@k, maj@k, bootstrap intervals).
  *
  * Design: plain functions and small classes over plain arrays, with every stateful part exposing
  * `state()`/`toJSON()` so a run resumes exactly; no dependency on the tensor package, so these
@@ -207,9 +208,9 @@ export {
   type PathLookup,
   promptUid,
 } from "./datasets/fields.ts";
-export { type ExampleStream, readJsonl, readLines, type ReadOptions } from "./datasets/jsonl.ts";
-export { parquetColumns, type ParquetReadOptions, readParquet } from "./datasets/parquet.ts";
-export { loadExamples, openDataset } from "./datasets/load.ts";
+// The readers of dataset files are in `@rlvr/sampling/fs` (they need Deno); their types are here.
+export type { ExampleStream, ReadOptions } from "./datasets/jsonl.ts";
+export type { ParquetReadOptions } from "./datasets/parquet.ts";
 export {
   type ChatMessage,
   type ChatRenderOptions,

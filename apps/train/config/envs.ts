@@ -13,13 +13,14 @@
  */
 
 import { Registry } from "@rlvr/common";
-import type { ArithmeticOptions, ArithmeticRow, Environment, TaskRow } from "@rlvr/rewards";
+import type { ArithmeticOptions, ArithmeticRow, TaskRow } from "@rlvr/rewards";
+import type { Environment } from "@rlvr/rewards/env";
 import { z } from "zod";
 import { int } from "./_zod.ts";
 
 import { promptText } from "../demo/format.ts";
 
-const rewards = () => import("@rlvr/rewards");
+const rewards = () => import("@rlvr/rewards/env");
 
 const knob = z.union([int(), z.tuple([int(), int()])], {
   error: "use an integer or an inclusive [min, max] range of integers",

@@ -19,8 +19,6 @@
  * @module
  */
 
-import { isAbsolute, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import { type EstimatorFn, estimatorNames, registerEstimator } from "@rlvr/advantage";
 import {
   type AggregationFn,
@@ -115,14 +113,21 @@ export function methodKey(value: string): string {
   return /^[a-z]/.test(key) ? key : `user_${key}`;
 }
 
-function moduleUrl(path: string, cwd: string): string {
+/**
+ * The URL of a module path. `node:path` and `node:url` are imported here, when a path is
+ * loaded (in Deno, by `loadConfig`), not with this file: the training session, which runs in a
+ * browser too, imports it for {@link methodKey}.
+ */
+async function moduleUrl(path: string, cwd: string): Promise<string> {
   if (/^(?:file|https?):/.test(path)) return path;
+  const { isAbsolute, resolve } = await import("node:path");
+  const { pathToFileURL } = await import("node:url");
   return pathToFileURL(isAbsolute(path) ? path : resolve(cwd, path)).href;
 }
 
 async function importModule(path: string, cwd: string, where: string) {
   try {
-    return await import(moduleUrl(path, cwd)) as Record<string, unknown>;
+    return await import(await moduleUrl(path, cwd)) as Record<string, unknown>;
   } catch (e) {
     throw new TypeError(
       `${where}: cannot load ${JSON.stringify(path)}: ${

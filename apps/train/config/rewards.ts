@@ -27,6 +27,7 @@ import type { Reward, RewardInput, Row, Task, TaskRow } from "@rlvr/rewards";
 import type { RewardSpec } from "./types.ts";
 
 const rewards = () => import("@rlvr/rewards");
+const codeRewards = () => import("@rlvr/rewards/code");
 
 /** What a reward is built with besides its options. */
 export interface RewardBuildContext {
@@ -125,7 +126,7 @@ registerRewardType(
   "code",
   "the completion's last code block run against row.tests in the sandbox",
   false,
-  async (o) => (await rewards()).codeReward<Row>(o),
+  async (o) => (await codeRewards()).codeReward<Row>(o),
 );
 registerRewardType(
   "format",

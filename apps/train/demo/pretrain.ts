@@ -24,13 +24,8 @@
  */
 
 import { resolve } from "node:path";
-import {
-  CausalLM,
-  type ModelConfig,
-  modelConfig,
-  parameterCount,
-  saveCheckpoint,
-} from "@rlvr/policy";
+import { CausalLM, type ModelConfig, modelConfig, parameterCount } from "@rlvr/policy";
+import { saveCheckpoint } from "@rlvr/policy/fs";
 import { arithmeticTask, type Task } from "@rlvr/rewards";
 import { AdamW } from "@rlvr/tensor";
 import { evaluate, promptIds } from "../loop/eval.ts";

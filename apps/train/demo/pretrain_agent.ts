@@ -20,8 +20,9 @@
  */
 
 import { resolve } from "node:path";
-import { saveCheckpoint } from "@rlvr/policy";
-import { type ArithmeticRow, calcEnv, type Environment, type TaskRow } from "@rlvr/rewards";
+import { saveCheckpoint } from "@rlvr/policy/fs";
+import type { ArithmeticRow, TaskRow } from "@rlvr/rewards";
+import { calcEnv, type Environment } from "@rlvr/rewards/env";
 import { AdamW } from "@rlvr/tensor";
 import { evaluateEpisodes } from "../loop/episode.ts";
 import { TINY_AGENT_CHECKPOINT_DIR, TINY_CHECKPOINT_DIR } from "../loop/policy.ts";

@@ -33,7 +33,7 @@
 
 import { dirname, resolve } from "node:path";
 import { assetLocation } from "../_assets.ts";
-import { saveCheckpoint } from "@rlvr/policy";
+import { saveCheckpoint } from "@rlvr/policy/fs";
 import { codeReward } from "@rlvr/rewards/code";
 import type { TaskRow } from "@rlvr/rewards";
 import { epochPermutation } from "@rlvr/sampling";

@@ -32,8 +32,8 @@ import {
   type ModelConfig,
   modelConfig,
   parameterCount,
-  saveCheckpoint,
 } from "@rlvr/policy";
+import { saveCheckpoint } from "@rlvr/policy/fs";
 import { arithmeticTask, seededRng, type Task, type TaskRow } from "@rlvr/rewards";
 import { AdamW, createCpuBackend, getBackend, setBackend } from "@rlvr/tensor";
 import { evaluate, promptIds } from "../loop/eval.ts";

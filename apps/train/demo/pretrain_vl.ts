@@ -42,12 +42,12 @@ import {
   generate,
   modelConfig,
   type SamplingParams,
-  saveVisionLanguageModel,
   visionConfig,
   type VisionLanguageConfig,
   visionLanguageConfig,
   VisionLanguageModel,
 } from "@rlvr/policy";
+import { saveVisionLanguageModel } from "@rlvr/policy/fs";
 import { OPENAI_CLIP_MEAN, OPENAI_CLIP_STD, type Qwen2VLOptions } from "@rlvr/image";
 import { seededRng, type Task, type TaskRow } from "@rlvr/rewards";
 import { type CountShapesOptions, visionTask } from "@rlvr/rewards/vision";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { qwen2VLOptionsFromConfig } from "@rlvr/image";
-import { loadVisionLanguageModel } from "@rlvr/policy";
+import { loadVisionLanguageModel } from "@rlvr/policy/fs";
 import { heldOutProblems } from "../loop/problems.ts";
 import {
   pretrainVl,

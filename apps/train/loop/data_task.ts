@@ -65,13 +65,12 @@ import {
   type Example,
   type ExampleStream,
   promptUid,
-  readJsonl,
-  readParquet,
   renderTemplate,
   templateFields,
   toMessages,
   trainTestSplit,
 } from "@rlvr/sampling";
+import { readJsonl, readParquet } from "@rlvr/sampling/fs";
 import type { DataSection } from "../config/types.ts";
 import { HELD_OUT_SEED } from "./problems.ts";
 import { MAX_IMAGES_PER_ROW } from "./vision.ts";

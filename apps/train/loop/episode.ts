@@ -26,7 +26,8 @@
  */
 
 import { type CausalLM, generate, type SamplingParams, type Tokenizer } from "@rlvr/policy";
-import { type Environment, type Episode, seededRng, type TaskRow } from "@rlvr/rewards";
+import { seededRng, type TaskRow } from "@rlvr/rewards";
+import type { Environment, Episode } from "@rlvr/rewards/env";
 import { checkEvalSizes, EVAL_DRAW_STEP, type EvalResult, passRates } from "./eval.ts";
 import type { RolloutItem } from "./rollout.ts";
 

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { scoreCompletions } from "@rlvr/policy";
-import { arithmeticTask, type Environment, type TaskRow } from "@rlvr/rewards";
+import { arithmeticTask, type TaskRow } from "@rlvr/rewards";
+import type { Environment } from "@rlvr/rewards/env";
 import { AdamW, noGrad } from "@rlvr/tensor";
 import { loadConfig } from "../config/load.ts";
 import { collectEpisodes } from "./episode.ts";

@@ -10,7 +10,8 @@
  */
 
 import type { CausalLM, Tokenizer } from "@rlvr/policy";
-import type { Environment, Task } from "@rlvr/rewards";
+import type { Task } from "@rlvr/rewards";
+import type { Environment } from "@rlvr/rewards/env";
 import type { Config } from "../config/types.ts";
 import { BUILTIN_ENVS } from "../config/envs.ts";
 import { collectEpisodes } from "./episode.ts";

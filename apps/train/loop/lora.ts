@@ -1,7 +1,8 @@
 /**
  * LoRA in the training loop (`model.lora`): attaching `@rlvr/policy`'s adapters to the policy,
  * the reference policy as the same model with its adapters switched off, and the files a LoRA
- * checkpoint holds.
+ * checkpoint holds (their names; `lora_files.ts` writes and reads them, apart from this file so
+ * that the training session, which runs in a browser too, imports no file-system code).
  *
  * Design decisions:
  * - **Only the adapters train**: `attachLora` freezes the base, so `model.parameters()` (what the
@@ -23,29 +24,20 @@
  *   `W + (alpha / r)·B·A` in every adapted weight, computed into new tensors (the live base is
  *   not touched), which `transformers`' `AutoModelForCausalLM.from_pretrained` and `loadPolicy`
  *   read.
- * - **Rollout workers get merged weights too** (`policySnapshot`), not base + adapters: a worker
- *   stays a plain model of `model.checkpoint` whatever the run trains, the snapshot format,
- *   checksum and transports (Web Workers, NATS) are the full fine-tuning ones unchanged, and a
- *   merged forward pass costs no adapter matmuls. The price is full-size snapshots per version
+ * - **Rollout workers get merged weights too** (`policySnapshot` in `scheduled_rollouts.ts`,
+ *   from {@link withMergedParams}), not base + adapters: a worker stays a plain model of
+ *   `model.checkpoint` whatever the run trains, the snapshot format, checksum and transports
+ *   (Web Workers, NATS) are the full fine-tuning ones unchanged, and a merged forward pass costs
+ *   no adapter matmuls. The price is full-size snapshots per version
  *   (what full fine-tuning sends anyway), and log-probs that equal the adapted model's to f32
  *   rounding (`x·(W + s·B·A)ᵀ` against `x·Wᵀ + s·(x·Aᵀ)·Bᵀ`), not bit for bit.
  *
  * @module
  */
 
-import { join } from "node:path";
-import {
-  attachLora,
-  type CausalLM,
-  LORA_TARGETS,
-  LoraAdapters,
-  type Tokenizer,
-} from "@rlvr/policy";
-import { snapshot, type WeightSnapshot } from "@rlvr/infra";
-import { loadSafetensors, noGrad, saveSafetensors, type Tensor, tidy } from "@rlvr/tensor";
+import { attachLora, type CausalLM, LORA_TARGETS, LoraAdapters } from "@rlvr/policy";
+import { noGrad, type Tensor, tidy } from "@rlvr/tensor";
 import type { LoraConfig } from "../config/types.ts";
-import { saveModelFolder, type VisionCheckpoint } from "./vision.ts";
-import { writeFileAtomic } from "../run/atomic.ts";
 
 /** File names of a LoRA checkpoint (inside `checkpoints/step-N/`). */
 export const LORA_FILES: Readonly<
@@ -195,191 +187,6 @@ export function withoutAdapters<T>(model: CausalLM, fn: () => T): T {
   }
 }
 
-/** What {@link loadLoraCheckpoint} reads. */
-export interface LoraCheckpoint {
-  /** `r`. */
-  rank: number;
-  /** `lora_alpha`. */
-  alpha: number;
-  /** `target_modules`. */
-  targetModules: string[];
-  /** Adapter tensors by PEFT name. */
-  weights: Map<string, Tensor>;
-  /** Value head tensors (`v_head.*`), empty when none was saved. */
-  valueHead: Map<string, Tensor>;
-}
-
-/**
- * Whether `dir` holds a LoRA checkpoint (an `adapter_config.json`).
- *
- * @example Usage
- * ```ts
- * import { isLoraCheckpoint } from "./lora.ts";
- * import assert from "node:assert/strict";
- * assert.equal(await isLoraCheckpoint("/nonexistent"), false);
- * ```
- */
-export async function isLoraCheckpoint(dir: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(join(dir, LORA_FILES.config))).isFile;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Writes the adapters as a PEFT folder (`adapter_model.safetensors`, `adapter_config.json`) and
- * the value head, if any, as `value_head.safetensors` into `dir` (which must exist).
- *
- * @example Usage
- * ```ts
- * import { attachRunLora, loadLoraCheckpoint, saveLoraCheckpoint } from "./lora.ts";
- * import { loadPolicy } from "./policy.ts";
- * import { LoraAdapters } from "@rlvr/policy";
- * import assert from "node:assert/strict";
- * const { model } = await loadPolicy("builtin:tiny");
- * const lora = attachRunLora(model, { rank: 2, alpha: 4, targetModules: ["v_proj"] }, { seed: 0 });
- * const dir = await Deno.makeTempDir();
- * await saveLoraCheckpoint(dir, model, "builtin:tiny");
- * const back = await loadLoraCheckpoint(dir);
- * assert.equal(back.rank, 2);
- * assert.deepEqual([...back.weights.keys()].sort(), [...lora.params.keys()].sort());
- * back.weights.forEach((t) => t.dispose());
- * model.dispose();
- * await Deno.remove(dir, { recursive: true });
- * ```
- */
-export async function saveLoraCheckpoint(
-  dir: string,
-  model: CausalLM,
-  baseModel: string,
-): Promise<void> {
-  const lora = model.extension("lora");
-  if (!(lora instanceof LoraAdapters)) {
-    throw new Error("saveLoraCheckpoint: the model has no LoRA adapters; use saveCheckpoint");
-  }
-  await saveSafetensors(join(dir, LORA_FILES.adapters), Object.fromEntries(lora.params), {
-    metadata: { format: "pt" },
-  });
-  const head = model.extension("valueHead");
-  if (head !== undefined) {
-    await saveSafetensors(
-      join(dir, LORA_FILES.valueHead),
-      Object.fromEntries(head.namedParameters()),
-      { metadata: { format: "pt" } },
-    );
-  }
-  const config = {
-    peft_type: "LORA",
-    task_type: "CAUSAL_LM",
-    base_model_name_or_path: baseModel,
-    r: lora.rank,
-    lora_alpha: lora.alpha,
-    lora_dropout: 0,
-    target_modules: [...lora.targetModules],
-    bias: "none",
-    fan_in_fan_out: false,
-    inference_mode: true,
-    init_lora_weights: true,
-    modules_to_save: null,
-    use_rslora: false,
-    use_dora: false,
-  };
-  await writeFileAtomic(join(dir, LORA_FILES.config), JSON.stringify(config, null, 2) + "\n");
-}
-
-/**
- * Reads a LoRA checkpoint written by {@link saveLoraCheckpoint} (or a PEFT LoRA folder without
- * biases): the settings, the adapter tensors and the value head.
- *
- * @example Usage
- * ```ts
- * import { loadLoraCheckpoint } from "./lora.ts";
- * import assert from "node:assert/strict";
- * await assert.rejects(loadLoraCheckpoint("/nonexistent"), /adapter_config\.json/);
- * ```
- */
-export async function loadLoraCheckpoint(dir: string): Promise<LoraCheckpoint> {
-  const where = join(dir, LORA_FILES.config);
-  let config: Record<string, unknown>;
-  try {
-    config = JSON.parse(await Deno.readTextFile(where));
-  } catch (e) {
-    throw new Error(
-      `loadLoraCheckpoint: cannot read ${where} (${(e as Error).message}); pass a LoRA ` +
-        `checkpoint folder written by a run with model.lora`,
-      { cause: e },
-    );
-  }
-  const { r, lora_alpha: alpha, target_modules: targets } = config;
-  if (!Number.isInteger(r) || typeof alpha !== "number" || !Array.isArray(targets)) {
-    throw new Error(
-      `loadLoraCheckpoint: ${where} needs an integer "r", a number "lora_alpha" and a list ` +
-        `"target_modules", got ${
-          JSON.stringify({ r, lora_alpha: alpha, target_modules: targets })
-        }`,
-    );
-  }
-  const weights = await loadSafetensors(join(dir, LORA_FILES.adapters));
-  let valueHead = new Map<string, Tensor>();
-  try {
-    valueHead = await loadSafetensors(join(dir, LORA_FILES.valueHead));
-  } catch (e) {
-    const exists = await Deno.stat(join(dir, LORA_FILES.valueHead)).then(() => true, () => false);
-    if (exists) {
-      weights.forEach((t) => t.dispose());
-      throw e;
-    }
-  }
-  return { rank: r as number, alpha, targetModules: targets as string[], weights, valueHead };
-}
-
-/**
- * Writes the policy with its adapters folded in (`W + (alpha / r)·B·A`, computed into new
- * tensors; the model is not changed) as a Hugging Face folder: `config.json`,
- * `model.safetensors` (with the value head's `v_head.*` tensors when there is one), the
- * generation config and the tokenizer; for a vision-language policy (`vision`) also its tower
- * (`visual.*`), a Qwen2-VL `config.json` and `preprocessor_config.json`.
- *
- * @example Usage
- * ```ts
- * import { attachRunLora, saveMergedModel } from "./lora.ts";
- * import { loadPolicy } from "./policy.ts";
- * import assert from "node:assert/strict";
- * const { model, tokenizer } = await loadPolicy("builtin:tiny");
- * attachRunLora(model, { rank: 2, alpha: 4, targetModules: ["q_proj"] }, { seed: 0 });
- * const dir = await Deno.makeTempDir();
- * await saveMergedModel(`${dir}/merged`, model, tokenizer, null);
- * const merged = await loadPolicy(`${dir}/merged`);
- * assert.equal(merged.model.extension("lora"), undefined);
- * merged.model.dispose();
- * model.dispose();
- * await Deno.remove(dir, { recursive: true });
- * ```
- */
-export async function saveMergedModel(
-  dir: string,
-  model: CausalLM,
-  tokenizer: Tokenizer,
-  generationConfig: Record<string, unknown> | null,
-  vision?: VisionCheckpoint,
-): Promise<void> {
-  if (!(model.extension("lora") instanceof LoraAdapters)) {
-    throw new Error("saveMergedModel: the model has no LoRA adapters; use saveCheckpoint");
-  }
-  await withMergedParams(model, async (params) => {
-    const head = model.extension("valueHead");
-    // A vision-language policy keeps its (frozen) tower: the merged folder loads as one.
-    await saveModelFolder(dir, {
-      config: model.config,
-      params,
-      extra: head === undefined ? new Map() : head.namedParameters(),
-      ...(generationConfig !== null ? { generationConfig } : {}),
-    }, vision);
-    await tokenizer.save(dir);
-  });
-}
-
 /**
  * Runs `fn` with the policy's base parameters as a plain model has them, with the LoRA adapters
  * folded in: `W + (alpha / r)·B·A` for every adapted weight, in new tensors freed when `fn`
@@ -423,28 +230,4 @@ export async function withMergedParams<T>(
   } finally {
     for (const t of folded) t.dispose();
   }
-}
-
-/**
- * The weight snapshot rollout workers load for policy version `version`: the parameters of a
- * plain model of `model.checkpoint` that computes what the policy computes, i.e. the merged
- * weights of a LoRA policy ({@link withMergedParams}), else `model.params`. Workers then hold a
- * plain model whatever the run trains, local (Web Workers) or remote (NATS) alike.
- *
- * @example Usage
- * ```ts
- * import { attachRunLora, policySnapshot } from "./lora.ts";
- * import { loadPolicy } from "./policy.ts";
- * import { applySnapshot } from "@rlvr/infra";
- * import assert from "node:assert/strict";
- * const { model } = await loadPolicy("builtin:tiny");
- * attachRunLora(model, { rank: 2, alpha: 4, targetModules: ["v_proj"] }, { seed: 0 });
- * const worker = await loadPolicy("builtin:tiny"); // a plain model, no adapters
- * assert.equal(await applySnapshot(worker.model.params, await policySnapshot(model, 3)), 3);
- * worker.model.dispose();
- * model.dispose();
- * ```
- */
-export function policySnapshot(model: CausalLM, version: number): Promise<WeightSnapshot> {
-  return withMergedParams(model, (params) => snapshot(params, version));
 }

@@ -5,13 +5,8 @@ import { AdamW, noGrad, type Tensor, tensor } from "@rlvr/tensor";
 import { arithmeticTask } from "@rlvr/rewards";
 import { loadConfig } from "../config/load.ts";
 import { loadPolicy } from "./policy.ts";
-import {
-  attachRunLora,
-  LORA_FILES,
-  loraParamNames,
-  saveMergedModel,
-  withoutAdapters,
-} from "./lora.ts";
+import { attachRunLora, LORA_FILES, loraParamNames, withoutAdapters } from "./lora.ts";
+import { saveMergedModel } from "./lora_files.ts";
 import { heldOutProblems, TrainStream } from "./problems.ts";
 import { collectRollout } from "./rollout.ts";
 import { loadTrainState, saveTrainState, STATE_FILES } from "./state.ts";

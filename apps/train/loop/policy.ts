@@ -16,10 +16,9 @@
  * @module
  */
 
+import { loadCheckpoint, loadTokenizer } from "@rlvr/policy/fs";
 import {
   CausalLM,
-  loadCheckpoint,
-  loadTokenizer,
   type ModelConfig,
   parameterCount,
   type Tokenizer,

@@ -41,7 +41,8 @@ import {
   expandImageTokens,
   type Tokenizer,
 } from "@rlvr/policy";
-import type { Episode, TaskRow } from "@rlvr/rewards";
+import type { TaskRow } from "@rlvr/rewards";
+import type { Episode } from "@rlvr/rewards/env";
 import { promptText } from "../demo/format.ts";
 import { rowImageSources } from "./vision.ts";
 

@@ -6,8 +6,8 @@
  *   current weights (`rollout.mode: sync`);
  * - {@link episodeRollouts}: multi-turn episodes of a `task.env` environment on the trainer's
  *   thread;
- * - {@link scheduledRollouts}: jobs run by rollout workers (Web Workers, or remote workers over
- *   NATS) under versioned weight snapshots, through the staleness gate
+ * - `scheduledRollouts` (`scheduled_rollouts.ts`): jobs run by rollout workers (Web Workers,
+ *   or remote workers over NATS) under versioned weight snapshots, through the staleness gate
  *   (`rollout.mode: one_step_off | async`): completions, or `task.env` episodes (the worker
  *   builds the environment; the records get the same `episode/*` metrics); with `model.lora`
  *   the snapshots hold the merged weights (`policySnapshot`); with `rollout.partial` a running
@@ -15,35 +15,24 @@
  *
  * Design decision: a source owns everything its mode needs across steps (the scheduler, the
  * weight publishing after each update, what a checkpoint must keep), so the loop's steps take
- * the same inputs in every mode.
+ * the same inputs in every mode. The sources on the trainer's thread live here, with nothing
+ * that needs Deno, so the training session (`session.ts`) runs them in a browser too; the
+ * scheduled one (workers, NATS, files) is in a file of its own that only `deno task train` loads.
  *
  * @module
  */
 
-import { basename } from "node:path";
 import type { CausalLM, Tokenizer } from "@rlvr/policy";
-import type { Environment, Task, TaskRow } from "@rlvr/rewards";
-import { StalenessGate } from "@rlvr/infra";
+import type { Task, TaskRow } from "@rlvr/rewards";
+import type { Environment } from "@rlvr/rewards/env";
 import type { Config } from "../config/types.ts";
-import { rolloutSchedule } from "../config/mapping.ts";
-import { writeFileAtomic } from "../run/atomic.ts";
-import { join } from "node:path";
 import { collectEpisodes, type EpisodeItem } from "./episode.ts";
-import { policySnapshot } from "./lora.ts";
-import { startNatsExecutors } from "./nats_executor.ts";
 import type { RowStream } from "./prompt_source.ts";
 import type { RewardSet } from "./reward_set.ts";
 import { episodeIo } from "./prompt.ts";
 import { collectRollout, type Rollout, type RolloutItem } from "./rollout.ts";
-import {
-  episodeOptionsOf,
-  jobRowCount,
-  type RolloutExecutor,
-  rolloutOptionsOf,
-} from "./rollout_job.ts";
-import { RolloutScheduler, type SchedulerState } from "./scheduler.ts";
-import { loadSchedulerState } from "./state.ts";
-import { WorkerExecutor } from "./worker_executor.ts";
+import { episodeOptionsOf, rolloutOptionsOf } from "./rollout_job.ts";
+import type { SchedulerState } from "./scheduler.ts";
 import type { VisionInputs } from "./vision.ts";
 
 /** One step's batch and what its source adds to the step's metrics record. */
@@ -70,7 +59,7 @@ export interface RolloutSource {
    */
   checkpoint<T>(write: (state: SchedulerState | null) => Promise<T>): Promise<T>;
   /** At the end of a run: writes the source's summary files and returns a log line, or null. */
-  finish(runDir: string): Promise<string | null>;
+  finish(): Promise<string | null>;
   /** Stops workers. */
   close(): Promise<void>;
 }
@@ -221,132 +210,5 @@ export function episodeMetrics(items: readonly RolloutItem[]): Record<string, nu
       Math.max(1, items.length),
     "episode/success": episodes.filter((it) => it.success === true).length /
       Math.max(1, items.length),
-  };
-}
-
-/**
- * What partial rollouts add to a record: the newest version among the batch's tokens and the
- * fraction of its sequences whose tokens come from more than one version.
- */
-function partialMetrics(
-  newest: number | undefined,
-  items: readonly RolloutItem[],
-): Record<string, number> {
-  const mixed = items.filter((it) => new Set(it.tokenVersions ?? []).size > 1).length;
-  return {
-    ...(newest !== undefined ? { "rollout/policy_version_newest": newest } : {}),
-    "rollout/mixed_version_frac": mixed / Math.max(1, items.length),
-  };
-}
-
-/** Where {@link scheduledRollouts} starts from. */
-export interface ScheduledStart {
-  /** Steps already taken (the first weights published are version `start`). */
-  start: number;
-  /** The checkpoint resumed from (its outstanding batches are restored), or null. */
-  checkpointPath: string | null;
-  /** The run directory (names the run for remote workers). */
-  runDir: string;
-  /** Log lines (remote workers joining). */
-  log: (line: string) => void;
-}
-
-/**
- * Rollout workers under versioned weights through the staleness gate (`rollout.mode:
- * one_step_off | async`; `rollout.nats` for remote workers).
- *
- * @example Usage
- * ```ts
- * import { scheduledRollouts } from "./rollout_source.ts";
- * import assert from "node:assert/strict";
- * // Starting one needs Web Workers and a model; see async_run_test.ts for a full run.
- * assert.equal(typeof scheduledRollouts, "function");
- * ```
- */
-export async function scheduledRollouts(
-  ctx: SourceContext,
-  at: ScheduledStart,
-): Promise<RolloutSource> {
-  const { config } = ctx;
-  const schedule = rolloutSchedule(config);
-  if (schedule.mode === "sync") {
-    throw new Error("scheduledRollouts: rollout.mode is sync; use syncRollouts");
-  }
-  const restored = at.checkpointPath === null ? null : await loadSchedulerState(at.checkpointPath);
-  const gate = restored !== null
-    ? StalenessGate.fromJSON(restored.gate)
-    : new StalenessGate({ maxStaleness: schedule.maxStaleness, policy: schedule.stalePolicy });
-  // Remote workers over NATS (`deno task worker --nats <url>`), or Web Workers here.
-  const remote = config.rollout.nats ?? null;
-  const executors: RolloutExecutor[] = remote !== null
-    ? await startNatsExecutors(config, schedule.workers, {
-      runId: basename(at.runDir),
-      log: at.log,
-    })
-    : await Promise.all(
-      Array.from({ length: schedule.workers }, (_, i) => WorkerExecutor.start(`w${i}`, config)),
-    );
-  const rows = jobRowCount(config);
-  const scheduler = new RolloutScheduler({
-    mode: schedule.mode,
-    executors,
-    gate,
-    takeRows: () => ctx.stream.take(rows),
-    partial: schedule.partial,
-    ...(restored !== null ? { restore: restored } : {}),
-  });
-  // With LoRA the workers, plain models of model.checkpoint, get the merged weights.
-  scheduler.publish(await policySnapshot(ctx.model, at.start));
-  const description = `rollout: ${schedule.mode}, ${schedule.workers} worker${
-    schedule.workers > 1 ? "s" : ""
-  } (${
-    remote !== null
-      ? `remote workers over NATS ${remote}`
-      : `Web Workers on ${(executors[0] as WorkerExecutor).device}`
-  }), max staleness ${schedule.maxStaleness}${
-    schedule.mode === "async" ? `, stale batches: ${schedule.stalePolicy}` : ""
-  }${schedule.partial ? ", partial rollouts" : ""}${
-    restored !== null ? `, ${restored.ready.length} batches restored` : ""
-  }`;
-  const episodes = config.task.env != null;
-  return {
-    description,
-    async next(step) {
-      const next = await scheduler.next(step - 1, config.trainer.steps - step + 1);
-      const r = next.batch.rollout;
-      const counts = scheduler.gate.counts;
-      return {
-        rollout: r,
-        waitS: next.waitS,
-        record: {
-          "rollout/policy_version": next.batch.policyVersion,
-          "rollout/staleness": next.staleness,
-          "rollout/dropped": counts.dropped,
-          "rollout/regenerated": counts.regenerated,
-          "rollout/queue_depth": next.queueDepth,
-          "rollout/in_flight": next.inFlight,
-          "rollout/worker": Number(/\d+$/.exec(next.batch.worker)?.[0] ?? -1),
-          "rollout/worker_tokens_per_s": r.generatedTokens / Math.max(1e-9, r.seconds),
-          "time/wait_s": next.waitS,
-          ...(schedule.partial ? partialMetrics(next.batch.newestVersion, r.items) : {}),
-          ...(episodes ? episodeMetrics(r.items) : {}),
-        },
-      };
-    },
-    async afterUpdate(step) {
-      scheduler.publish(await policySnapshot(ctx.model, step));
-    },
-    checkpoint: (write) => scheduler.checkpoint(write),
-    async finish(runDir) {
-      const g = scheduler.gate;
-      const c = g.counts;
-      await writeFileAtomic(join(runDir, "staleness.json"), JSON.stringify(g.toJSON()));
-      return `rollout staleness (batches): used ${c.used}, dropped ${c.dropped}, regenerated ${c.regenerated}; histogram ${
-        g.histogram.labels().slice(1).map((l, i) =>
-          `${l}:${g.histogram.counts[i] ?? g.histogram.overflow}`
-        ).join(" ")
-      }`;
-    },
-    close: () => scheduler.close(),
   };
 }

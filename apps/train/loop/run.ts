@@ -4,14 +4,22 @@
  * configured intervals, and finishes with `report.html` and a summary that prints held-out
  * pass@1 and pass@k before and after.
  *
- * The loop, each part a function of its own:
+ * The run, each part a function of its own:
  *
- * 1. `loadLearner` (`learner.ts`): policy, reference, value head, LoRA, AdamW;
- * 2. `startRollouts`: the rollout source of the mode (`rollout_source.ts`: sync completions,
- *    episodes, or rollout workers through the staleness gate);
- * 3. per step, `trainingStep`: collect the batch → `trainStep` (`trainer.ts`: score → advantages
- *    → mini-batch updates) → publish weights → `stepRecord` (`step_record.ts`) and samples;
- * 4. evaluate (`heldOutEvaluator`) and checkpoint (`saveCheckpoint`) when due.
+ * 1. `resumeRunDir`: a resumed run's directory, locked and truncated to its latest checkpoint;
+ * 2. the device (`device.ts`), then `loadLearner` (`learner.ts`: policy, reference, value head,
+ *    LoRA, AdamW) and `fitToModel` (context window, memory) before a new run's directory exists;
+ * 3. `trainOnDevice`: a {@link TrainingSession} (`session.ts`: the held-out problems, the prompt
+ *    source, the rollout source of the mode, the evaluator, the learning-rate schedule) writing
+ *    to the run directory (`run_dir_sink.ts`), evaluated before training;
+ * 4. `trainSteps`: per step `session.step()` (collect the batch → `trainStep` → publish weights →
+ *    metrics, samples, the evaluation when due), then Ctrl-C / `stopAfter` / `shouldStop`, the
+ *    checkpoint when due, the progress bar;
+ * 5. `finishRun`: the report and the summary.
+ *
+ * What needs Deno stays here (files, the lock, signals, the progress bar, the device, rollout
+ * workers); the session itself runs in a browser too, with the same records for the same config
+ * and seed.
  *
  * Design decisions:
  * - **Resume is exact** (same seed, CPU): a checkpoint holds the weights, the optimizer's
@@ -48,26 +56,18 @@
  * @module
  */
 
-import { basename, extname, join } from "node:path";
-import type { Environment, Task, TaskRow } from "@rlvr/rewards";
-import { AdaptiveKlController } from "@rlvr/objectives";
-import {
-  constantSchedule,
-  cosineSchedule,
-  getBackend,
-  linearDecay,
-  linearWarmup,
-  type LrFactor,
-  setBackend,
-} from "@rlvr/tensor";
+import { basename, extname } from "node:path";
+import type { TaskRow } from "@rlvr/rewards";
+import { getBackend, setBackend } from "@rlvr/tensor";
 import type { Config } from "../config/types.ts";
 import { configToYaml, type LoadedConfig } from "../config/load.ts";
-import { rolloutSchedule, samplingParams } from "../config/mapping.ts";
+import { needsReference } from "../config/mapping.ts";
 import { ProgressBar, summaryTable } from "../progress.ts";
 import { writeReport } from "../report/report.ts";
 import { runSummary } from "../report/summary.ts";
+import type { CheckpointInfo } from "../run/checkpoints.ts";
 import { RunDir } from "../run/run_dir.ts";
-import { trackerOptions } from "../run/trackers.ts";
+import { type TrackerOptions, trackerOptions } from "../run/trackers.ts";
 import type { MetricsSink } from "@rlvr/infra";
 import {
   cpuMatmulLine,
@@ -77,37 +77,19 @@ import {
   selectTrainDevice,
   type TrainDevice,
 } from "./device.ts";
-import { type EvalResult, type EvalSample, evaluate } from "./eval.ts";
-import { evaluateEpisodes } from "./episode.ts";
+import type { EvalResult } from "./eval.ts";
 import { type Learner, loadLearner } from "./learner.ts";
-import { LORA_FILES, saveMergedModel } from "./lora.ts";
-import { heldOutProblems, TrainStream } from "./problems.ts";
-import { promptFormat, promptIds, renderPrompt } from "./prompt.ts";
-import { rowImageSources } from "./vision.ts";
+import { heldOutProblems } from "./problems.ts";
+import { promptFormat, promptIds } from "./prompt.ts";
 import { type DataTask, fitDataTask, isDataTask } from "./data_task.ts";
 import { contextWindowProblem, estimateTrainingMemory, memoryProblem } from "./policy.ts";
-import { needsReference } from "../config/mapping.ts";
-import {
-  episodeIo,
-  episodeRollouts,
-  type RolloutSource,
-  scheduledRollouts,
-  type ScheduledStart,
-  type SourceContext,
-  type StepBatch,
-  syncRollouts,
-} from "./rollout_source.ts";
-import {
-  loadSamplingState,
-  saveSamplingState,
-  saveSchedulerState,
-  saveTrainState,
-} from "./state.ts";
-import { PromptSource, usesStrategies } from "./prompt_source.ts";
-import { stepRecord } from "./step_record.ts";
+import { type RunDirHooks, RunDirSink } from "./run_dir_sink.ts";
+import type { EvalLine, MetricsRecord } from "./run_sink.ts";
+import { scheduledRollouts } from "./scheduled_rollouts.ts";
+import { TrainingSession } from "./session.ts";
+import { loadSamplingState } from "./state.ts";
 import { type JobTask, jobTask } from "./job_runner.ts";
-import type { RewardLike, RewardSet } from "./reward_set.ts";
-import { trainStep } from "./trainer.ts";
+import type { RewardLike } from "./reward_set.ts";
 
 /** Options of {@link runTraining}. */
 export interface RunOptions {
@@ -124,9 +106,9 @@ export interface RunOptions {
   /** Rewards passed in code, by the names the config's `inline` rewards use (`train()`). */
   rewards?: ReadonlyMap<string, RewardLike>;
   /** Called with each step's metrics record, after it is written. */
-  onStep?: (record: Readonly<Record<string, number | null>>) => void | Promise<void>;
+  onStep?: (record: MetricsRecord) => void | Promise<void>;
   /** Called with each held-out evaluation, after it is written. */
-  onEval?: (record: Readonly<Record<string, number>>) => void | Promise<void>;
+  onEval?: (record: EvalLine) => void | Promise<void>;
   /** Called with each checkpoint's step and folder, after it is complete. */
   onCheckpoint?: (step: number, dir: string) => void | Promise<void>;
   /** Asked after every step; true stops the run there with a checkpoint (resumable). */
@@ -157,20 +139,6 @@ export interface RunResult {
   after: EvalResult | null;
   /** Where this process computed (also appended to the run's `device.json`). */
   device: DeviceRecord;
-}
-
-/** The learning-rate factor of `optimizer.schedule` at 0-based optimizer step `s`. */
-function lrFactor(config: Config): LrFactor {
-  const o = config.optimizer;
-  const total = Math.max(config.trainer.steps, o.warmupSteps);
-  switch (o.schedule) {
-    case "cosine":
-      return cosineSchedule({ warmupSteps: o.warmupSteps, totalSteps: total });
-    case "linear":
-      return linearDecay({ warmupSteps: o.warmupSteps, totalSteps: total });
-    default:
-      return o.warmupSteps > 0 ? linearWarmup(o.warmupSteps) : constantSchedule();
-  }
 }
 
 async function buildTask(
@@ -211,36 +179,11 @@ export async function runTraining(
 ): Promise<RunResult> {
   const log = options.log ?? ((line: string) => console.log(line));
   const { config } = loaded;
-  const t = config.trainer;
   let job = await buildTask(config, options.rewards);
   const trackers = trackerOptions(config, { ...options, log });
-
-  // A resumed run: its directory, locked before anything in it is read or truncated, then
-  // truncated to its latest sound checkpoint.
-  let run: RunDir | null = null;
-  let checkpoint: { path: string; step: number } | null = null;
-  if (loaded.resume !== null) {
-    run = await RunDir.open(loaded.resume, { ...trackers, lock: true });
-    try {
-      const info = await run.resume();
-      for (const c of info.corruptCheckpoints) {
-        log(
-          `warning: checkpoint step-${c.step} of ${run.path} is damaged (${c.reason}); moved it to ${c.movedTo} and resuming from the one before`,
-        );
-      }
-      checkpoint = info.checkpoint;
-      log(
-        `resume: ${run.path} from ${
-          info.checkpoint === null
-            ? "the start (no complete checkpoint)"
-            : `step ${info.checkpoint.step}`
-        }`,
-      );
-    } catch (e) {
-      await run.unlock();
-      throw e;
-    }
-  }
+  const resumed = loaded.resume === null ? null : await resumeRunDir(loaded.resume, trackers, log);
+  let run: RunDir | null = resumed?.run ?? null;
+  const checkpoint = resumed?.checkpoint ?? null;
 
   // The device: every tensor of the run (policy, reference, value head, rollout, scoring, the
   // update, AdamW's moments) is created on its backend, the default while the run lasts.
@@ -250,7 +193,7 @@ export async function runTraining(
   let created = false;
   try {
     try {
-      device = await selectTrainDevice(t.device, t.blas);
+      device = await selectTrainDevice(config.trainer.device, config.trainer.blas);
       setBackend(device.backend);
       // The model first: a new run's directory is created only once it has loaded and the run
       // is known to fit it, so a failure here leaves nothing behind.
@@ -258,11 +201,8 @@ export async function runTraining(
       try {
         job = fitToModel(config, job, learner, device, options.memoryLimit, log);
         if (run === null) {
-          const name = config.output.name ??
-            (loaded.recipe !== null ? basename(loaded.recipe, extname(loaded.recipe)) : "run");
-          run = await RunDir.create(config.output.dir, name, { ...trackers, lock: true });
+          run = await createRunDir(loaded, trackers);
           created = true;
-          await run.writeConfig(configToYaml(config));
         }
       } catch (e) {
         learner.dispose();
@@ -296,6 +236,51 @@ export async function runTraining(
   } finally {
     await run.unlock();
   }
+}
+
+/**
+ * A resumed run's directory, locked before anything in it is read or truncated, then truncated
+ * to its latest sound checkpoint (null: none is complete, the run starts over); a damaged latest
+ * checkpoint is moved aside with a warning. The lock is released again if this fails.
+ */
+async function resumeRunDir(
+  path: string,
+  trackers: TrackerOptions,
+  log: (line: string) => void,
+): Promise<{ run: RunDir; checkpoint: CheckpointInfo | null }> {
+  const run = await RunDir.open(path, { ...trackers, lock: true });
+  try {
+    const info = await run.resume();
+    for (const c of info.corruptCheckpoints) {
+      log(
+        `warning: checkpoint step-${c.step} of ${run.path} is damaged (${c.reason}); moved it to ${c.movedTo} and resuming from the one before`,
+      );
+    }
+    log(
+      `resume: ${run.path} from ${
+        info.checkpoint === null
+          ? "the start (no complete checkpoint)"
+          : `step ${info.checkpoint.step}`
+      }`,
+    );
+    return { run, checkpoint: info.checkpoint };
+  } catch (e) {
+    await run.unlock();
+    throw e;
+  }
+}
+
+/**
+ * A new run's directory, locked, named by `output.name` (else the recipe's file name, else
+ * `run`; suffixed when taken), with the resolved `config.yaml`.
+ */
+async function createRunDir(loaded: LoadedConfig, trackers: TrackerOptions): Promise<RunDir> {
+  const { config } = loaded;
+  const name = config.output.name ??
+    (loaded.recipe !== null ? basename(loaded.recipe, extname(loaded.recipe)) : "run");
+  const run = await RunDir.create(config.output.dir, name, { ...trackers, lock: true });
+  await run.writeConfig(configToYaml(config));
+  return run;
 }
 
 /**
@@ -432,261 +417,10 @@ async function finishRun(
   return { dir: run.path, ...result };
 }
 
-/** What the loop's steps share: the run, the learner, the data and where batches come from. */
-interface RunContext {
-  config: Config;
-  run: RunDir;
-  learner: Learner;
-  /** The training problems under the `sampling` strategies. */
-  prompts: PromptSource<TaskRow>;
-  source: RolloutSource;
-  /** The adaptive KL controller (`algorithm.kl.target`), or null for a fixed β. */
-  kl: AdaptiveKlController | null;
-  /** The caller's per-step callback. */
-  callbacks: Pick<RunOptions, "onStep">;
-  /** Evaluates the policy on the held-out problems. */
-  evaluate: (step: number) => Promise<EvalResult>;
-  log: (line: string) => void;
-}
-
-function evalRecord(step: number, r: EvalResult) {
-  return {
-    step,
-    "pass@1": r.passAt1,
-    "pass@k": r.passAtK,
-    k: r.k,
-    n: r.n,
-    problems: r.problems,
-    "response_length/mean": r.meanLength,
-    "time/eval_s": r.seconds,
-  };
-}
-
 /**
- * For rows without a reference answer: a sample solves its row when the `rewards:` total is at
- * least {@link SOLVED_REWARD} (a 0/1 verifier's pass, e.g. code tests all passing); a sample no
- * reward scored does not.
- */
-function solvedByRewards(rewards: RewardSet) {
-  return async (
-    rows: readonly TaskRow[],
-    prompts: readonly string[],
-    completions: readonly string[],
-  ): Promise<number[]> => {
-    const { totals } = await rewards.score(
-      rows.map((row, i) => ({ row, prompt: prompts[i]!, completion: completions[i]! })),
-    );
-    return totals.map((t) => (t !== null && t >= SOLVED_REWARD ? 1 : 0));
-  };
-}
-
-/** The `rewards:` total at which a held-out sample of a dataset without answers counts as solved. */
-const SOLVED_REWARD = 1;
-
-/**
- * Held-out evaluation of the policy as it is (episode success with an environment). With
- * sample logging on (`trainer.samplesEvery` > 0), the first completion of each of the first
- * `trainer.samplesCount` problems goes to `eval_samples.jsonl` at every evaluation: the same
- * problems each time, which the report shows before and after training.
- */
-function heldOutEvaluator(
-  config: Config,
-  learner: Learner,
-  task: Task<TaskRow>,
-  env: Environment | null,
-  held: TaskRow[],
-  rewards: RewardSet | null,
-  run: RunDir,
-): (step: number) => Promise<EvalResult> {
-  const t = config.trainer;
-  const { model, tokenizer } = learner;
-  const options = {
-    ...(config.task.data?.answerField === null && rewards !== null
-      ? { solved: solvedByRewards(rewards) }
-      : {}),
-    samples: t.evalSamples,
-    k: t.evalK,
-    seed: t.seed,
-    sampling: samplingParams(config),
-    maxNewTokens: config.rollout.maxNewTokens,
-    eosTokenIds: learner.init.eosTokenIds,
-    vision: learner.vision,
-  };
-  const logged = t.samplesEvery > 0 ? Math.min(t.samplesCount, held.length) : 0;
-  return async (step) => {
-    if (env !== null) {
-      return await evaluateEpisodes(model, tokenizer, env, held, {
-        ...options,
-        ...episodeIo(tokenizer),
-      });
-    }
-    const shown: EvalSample[] = [];
-    const result = await evaluate(model, tokenizer, task, held, {
-      ...options,
-      ...(logged > 0
-        ? { onSample: (s: EvalSample) => s.problem < logged && s.sample === 0 && shown.push(s) }
-        : {}),
-    });
-    for (const s of shown.sort((a, b) => a.problem - b.problem)) {
-      const row = held[s.problem]!;
-      await run.appendEvalSample({
-        step,
-        problem: s.problem,
-        prompt: renderPrompt(tokenizer, row),
-        completion: s.text,
-        reward: s.reward,
-        answer: row.answer,
-        ...sampleImages(row),
-      });
-    }
-    return result;
-  };
-}
-
-/** The largest image data URL a sample record carries (a report shows it inline). */
-const SAMPLE_IMAGE_CHARS = 64 * 1024;
-
-/**
- * `{ images }`: a row's image data URLs for a sample record (those up to
- * {@link SAMPLE_IMAGE_CHARS}; file paths and larger images are left out), or `{}`.
- */
-function sampleImages(row: TaskRow): { images?: string[] } {
-  const images = rowImageSources(row).filter((s) =>
-    /^data:image\//i.test(s) && s.length <= SAMPLE_IMAGE_CHARS
-  );
-  return images.length === 0 ? {} : { images };
-}
-
-/** The rollout source of the config's mode (see rollout_source.ts). */
-function startRollouts(
-  ctx: SourceContext,
-  task: Task<TaskRow>,
-  env: Environment | null,
-  at: ScheduledStart,
-): Promise<RolloutSource> {
-  if (rolloutSchedule(ctx.config).mode !== "sync") return scheduledRollouts(ctx, at);
-  return Promise.resolve(env !== null ? episodeRollouts(ctx, env) : syncRollouts(ctx, task));
-}
-
-/** Writes checkpoint `step` (with the rollout source's outstanding batches); returns its folder. */
-async function saveCheckpoint(ctx: RunContext, step: number): Promise<string> {
-  const { config, run, learner, prompts } = ctx;
-  const { model, tokenizer, optimizer, init } = learner;
-  const vlm = learner.vision?.modelOf(model);
-  const visionSave = vlm === undefined
-    ? undefined
-    : { model: vlm, preprocessorConfig: init.vision?.preprocessorConfig ?? null };
-  return await ctx.source.checkpoint(async (rollouts) => {
-    const dir = await run.beginCheckpoint(step);
-    await saveTrainState(dir, model, tokenizer, optimizer, {
-      step,
-      seed: config.trainer.seed,
-      dataPosition: prompts.position,
-    }, {
-      generationConfig: init.generationConfig,
-      baseModel: config.model.checkpoint,
-      ...(visionSave !== undefined ? { vision: visionSave } : {}),
-    });
-    if (rollouts !== null) await saveSchedulerState(dir, rollouts);
-    if (usesStrategies(config.sampling) || ctx.kl !== null) {
-      await saveSamplingState(dir, { prompts: prompts.state(), klCoef: ctx.kl?.value ?? null });
-    }
-    if (config.model.lora != null && step === config.trainer.steps) {
-      await saveMergedModel(
-        join(dir, LORA_FILES.merged),
-        model,
-        tokenizer,
-        init.generationConfig,
-        visionSave,
-      );
-    }
-    await run.completeCheckpoint(step);
-    return dir;
-  });
-}
-
-/** Logs the first samples of a step's batch when they are due. */
-async function logSamples(ctx: RunContext, step: number, batch: StepBatch): Promise<void> {
-  const t = ctx.config.trainer;
-  if (!(t.samplesEvery > 0 && (step % t.samplesEvery === 0 || step === 1))) return;
-  for (const it of batch.rollout.items.slice(0, t.samplesCount)) {
-    await ctx.run.appendSample({
-      step,
-      prompt: it.prompt,
-      completion: it.text,
-      reward: it.reward,
-      answer: it.row.answer,
-      ...sampleImages(it.row),
-    });
-  }
-}
-
-/**
- * One training step: draw and collect the batch → record what was drawn (pass rates, GRESO,
- * replay store) and mix in replayed responses → update (score, advantages, mini-batch steps)
- * with this step's KL coefficient → publish the weights → record the metrics and samples.
- * Returns the record.
- */
-async function trainingStep(
-  ctx: RunContext,
-  step: number,
-  lr: number,
-): Promise<Record<string, number | null>> {
-  const { config, learner, prompts } = ctx;
-  prompts.setStep(step);
-  const batch = await ctx.source.next(step);
-  logRewardFailures(ctx, step, batch);
-  prompts.observe(batch.rollout.items, step);
-  const items = prompts.mixReplay(batch.rollout.items, step);
-  const started = performance.now();
-  learner.optimizer.lr = lr;
-  const klCoef = ctx.kl?.value ?? null;
-  const u = await trainStep({
-    config: klCoef === null ? config : withKlCoef(config, klCoef),
-    model: learner.model,
-    ref: learner.ref,
-    optimizer: learner.optimizer,
-    step,
-    vision: learner.vision,
-  }, items);
-  await ctx.source.afterUpdate(step);
-  const trainS = (performance.now() - started) / 1000;
-  if (ctx.kl !== null && u.kl !== null) ctx.kl.update(u.kl, items.length);
-  const record = {
-    ...stepRecord(config, step, lr, { ...batch, rollout: { ...batch.rollout, items } }, u, {
-      trainS,
-    }),
-    ...(klCoef !== null ? { kl_coef: klCoef } : {}),
-    ...prompts.metrics(),
-  };
-  await ctx.run.appendMetrics(record);
-  await ctx.callbacks.onStep?.(record);
-  await logSamples(ctx, step, batch);
-  return record;
-}
-
-/** Logs the reward calls that failed in a step (the samples were left out of its batch). */
-function logRewardFailures(ctx: RunContext, step: number, batch: StepBatch): void {
-  const failures = batch.rollout.rewardStats?.failures ?? [];
-  const shown = 3;
-  for (const f of failures.slice(0, shown)) {
-    ctx.log(
-      `reward: step ${step}, sample ${f.sample}: ${f.reward} ${f.status}: ${f.reason} (scored null, left out of the update)`,
-    );
-  }
-  if (failures.length > shown) {
-    ctx.log(`reward: step ${step}: ${failures.length - shown} more failed reward calls`);
-  }
-}
-
-/** `config` with `algorithm.kl.beta` replaced (the adaptive controller's β for one step). */
-function withKlCoef(config: Config, beta: number): Config {
-  return { ...config, algorithm: { ...config.algorithm, kl: { ...config.algorithm.kl, beta } } };
-}
-
-/**
- * The run's model side on its device: evaluate, train, checkpoint (see the module doc). Takes
- * the loaded learner and disposes of it.
+ * The run's model side on its device (see the module doc): a training session writing to `run`,
+ * the evaluation before training, the steps, the rollout source's summary. Takes the loaded
+ * learner and disposes of it.
  */
 async function trainOnDevice(
   config: Config,
@@ -698,138 +432,137 @@ async function trainOnDevice(
   options: RunOptions & { log: (line: string) => void },
 ): Promise<Omit<RunResult, "dir">> {
   const { log } = options;
-  const t = config.trainer;
-  const { env } = job;
-  const task = job.task as Task<TaskRow>;
-  const { tokenizer, start } = learner;
+  const { start } = learner;
   log(
-    `model: ${learner.description}; ${promptFormat(tokenizer)} prompts; stops on token ids ${
-      learner.init.eosTokenIds.join(", ")
-    }; on ${device.device})`,
+    `model: ${learner.description}; ${
+      promptFormat(learner.tokenizer)
+    } prompts; stops on token ids ${learner.init.eosTokenIds.join(", ")}; on ${device.device})`,
   );
-  // trainer.evalProblems 0: no held-out evaluation at all (no eval records, no before/after).
-  const held = t.evalProblems > 0 ? heldOutProblems(task, t.evalProblems) : [];
-  const stream = new TrainStream<TaskRow>(
-    task as Task<TaskRow>,
-    t.seed,
-    held,
-    config.task.trainProblems ?? null,
-    learner.dataPosition,
-  );
-  const saved = checkpointPath === null ? null : await loadSamplingState(checkpointPath);
-  const prompts = new PromptSource<TaskRow>(
-    task as Task<TaskRow>,
-    stream,
-    config.sampling,
-    t.seed,
-    saved?.prompts ?? null,
-  );
-  const klSettings = config.algorithm.kl;
-  const kl = klSettings.target == null ? null : new AdaptiveKlController({
-    initCoef: saved?.klCoef ?? klSettings.beta,
-    target: klSettings.target,
-    horizon: klSettings.horizon ?? 10000,
-  });
-
-  let stop = false;
-  const onSigint = () => {
-    if (stop) Deno.exit(130);
-    stop = true;
-    log("\ntrain: Ctrl-C - finishing this step and saving a checkpoint (Ctrl-C again to quit now)");
-  };
-  const handle = options.handleSignals ?? true;
-  let listening = false;
-  let source: RolloutSource | null = null;
+  let session: TrainingSession | null = null;
+  let ctrlC: { readonly pressed: boolean; remove(): void } | null = null;
   let before: EvalResult | null = null;
-  let after: EvalResult | null = null;
-  let step = start;
-  let interrupted = false;
+  let outcome: { interrupted: boolean; after: EvalResult | null };
   try {
-    source = await startRollouts(
-      {
-        config,
-        model: learner.model,
-        tokenizer,
-        stream: prompts,
-        eosTokenIds: learner.init.eosTokenIds,
-        vision: learner.vision,
-        groupSizes: (rows) => prompts.groupSizes(rows, config.rollout.groupSize),
-        ...(job.rewards !== null ? { rewards: job.rewards } : {}),
-      },
-      task,
-      env,
-      { start, checkpointPath, runDir: run.path, log },
-    );
-    if (source.description !== null) log(source.description);
-    const ctx: RunContext = {
-      config,
-      run,
-      learner,
-      prompts,
-      source,
-      kl,
-      callbacks: { ...(options.onStep !== undefined ? { onStep: options.onStep } : {}) },
-      evaluate: heldOutEvaluator(config, learner, task, env, held, job.rewards, run),
+    session = await TrainingSession.create(config, job, learner, {
+      sink: new RunDirSink(run, hooksOf(options)),
+      sampling: checkpointPath === null ? null : await loadSamplingState(checkpointPath),
+      rollouts: (context) =>
+        scheduledRollouts(context, { start, checkpointPath, runDir: run.path, log }),
       log,
-    };
-    if (start === 0 && held.length > 0) {
-      before = await ctx.evaluate(0);
-      after = before;
-      await run.appendEval(evalRecord(0, before));
-      await options.onEval?.(evalRecord(0, before));
-      log(
-        `held-out before training: pass@1 ${pct(before.passAt1)}, pass@${before.k} ${
-          pct(before.passAtK)
-        } (${before.problems} problems x ${before.n} samples, ${before.seconds.toFixed(1)} s)`,
-      );
-    }
-    if (handle) {
-      Deno.addSignalListener("SIGINT", onSigint);
-      listening = true;
-    }
-    const progress = new ProgressBar({
-      total: t.steps,
-      start,
-      ...(options.progress !== undefined ? { write: options.progress, tty: false } : {}),
     });
-    const factor = lrFactor(config);
-    let lastPass1 = before?.passAt1 ?? null;
-    while (step < t.steps) {
-      step++;
-      const record = await trainingStep(ctx, step, config.optimizer.lr * factor(step - 1));
-      const evalDue = (t.evalEvery > 0 && step % t.evalEvery === 0) || step === t.steps;
-      if (held.length > 0 && evalDue) {
-        after = await ctx.evaluate(step);
-        lastPass1 = after.passAt1;
-        await run.appendEval(evalRecord(step, after));
-        await options.onEval?.(evalRecord(step, after));
-      }
-      const stopping = stop ||
-        (options.stopAfter !== undefined && step - start >= options.stopAfter) ||
-        (await options.shouldStop?.(step) ?? false);
-      if ((t.saveEvery > 0 && step % t.saveEvery === 0) || step === t.steps || stopping) {
-        const dir = await saveCheckpoint(ctx, step);
-        await options.onCheckpoint?.(step, dir);
-      }
-      progress.update(step, {
-        reward: record["reward/mean"] ?? null,
-        pass1: lastPass1,
-        tokensPerS: record.tokens_per_s ?? null,
-      });
-      if (stopping && step < t.steps) {
-        interrupted = true;
-        break;
-      }
-    }
-    progress.finish({ pass1: lastPass1 });
-    const summary = await source.finish(run.path);
+    if (session.sourceDescription !== null) log(session.sourceDescription);
+    if (start === 0) before = await evaluateBefore(session, log);
+    if (options.handleSignals ?? true) ctrlC = listenForCtrlC(log);
+    outcome = await trainSteps(session, options, before, () => ctrlC?.pressed ?? false);
+    const summary = await session.finish();
     if (summary !== null) log(summary);
   } finally {
-    await source?.close();
-    if (listening) Deno.removeSignalListener("SIGINT", onSigint);
+    await session?.close();
+    ctrlC?.remove();
     learner.dispose();
   }
-  const record: DeviceRecord = {
+  return {
+    step: session.completed,
+    interrupted: outcome.interrupted,
+    before,
+    after: outcome.after,
+    device: deviceRecord(start, device),
+  };
+}
+
+/** The caller's `onStep` and `onEval`, for the run directory's sink to call after writing. */
+function hooksOf(options: RunOptions): RunDirHooks {
+  return {
+    ...(options.onStep !== undefined ? { onStep: options.onStep } : {}),
+    ...(options.onEval !== undefined ? { onEval: options.onEval } : {}),
+  };
+}
+
+/** The held-out evaluation of a new run before its first step (null without held-out problems). */
+async function evaluateBefore(
+  session: TrainingSession,
+  log: (line: string) => void,
+): Promise<EvalResult | null> {
+  const before = await session.evaluate();
+  if (before !== null) {
+    log(
+      `held-out before training: pass@1 ${pct(before.passAt1)}, pass@${before.k} ${
+        pct(before.passAtK)
+      } (${before.problems} problems x ${before.n} samples, ${before.seconds.toFixed(1)} s)`,
+    );
+  }
+  return before;
+}
+
+/**
+ * Ctrl-C (SIGINT) while training: the first press asks the loop to stop after the current step
+ * (with a checkpoint, so the run can be resumed); a second one exits at once (130), so a stuck
+ * run can still be killed.
+ */
+function listenForCtrlC(
+  log: (line: string) => void,
+): { readonly pressed: boolean; remove(): void } {
+  let pressed = false;
+  const onSigint = () => {
+    if (pressed) Deno.exit(130);
+    pressed = true;
+    log("\ntrain: Ctrl-C - finishing this step and saving a checkpoint (Ctrl-C again to quit now)");
+  };
+  Deno.addSignalListener("SIGINT", onSigint);
+  return {
+    get pressed() {
+      return pressed;
+    },
+    remove: () => Deno.removeSignalListener("SIGINT", onSigint),
+  };
+}
+
+/**
+ * The steps left: each `session.step()` (which evaluates when due), then whether to stop here
+ * (Ctrl-C, `stopAfter`, `shouldStop`), a checkpoint when one is due or the run stops, and the
+ * progress bar. Returns whether it stopped early and the last evaluation.
+ */
+async function trainSteps(
+  session: TrainingSession,
+  options: RunOptions,
+  before: EvalResult | null,
+  interrupted: () => boolean,
+): Promise<{ interrupted: boolean; after: EvalResult | null }> {
+  const { steps } = session.config.trainer;
+  const progress = new ProgressBar({
+    total: steps,
+    start: session.start,
+    ...(options.progress !== undefined ? { write: options.progress, tty: false } : {}),
+  });
+  let after = before;
+  let stopped = false;
+  while (!session.done) {
+    const { step, record, evaluation } = await session.step();
+    if (evaluation !== null) after = evaluation;
+    const stopping = interrupted() ||
+      (options.stopAfter !== undefined && step - session.start >= options.stopAfter) ||
+      (await options.shouldStop?.(step) ?? false);
+    if (session.checkpointDue() || stopping) {
+      const dir = await session.checkpoint();
+      await options.onCheckpoint?.(step, dir);
+    }
+    progress.update(step, {
+      reward: record["reward/mean"] ?? null,
+      pass1: after?.passAt1 ?? null,
+      tokensPerS: record.tokens_per_s ?? null,
+    });
+    if (stopping && step < steps) {
+      stopped = true;
+      break;
+    }
+  }
+  progress.finish({ pass1: after?.passAt1 ?? null });
+  return { interrupted: stopped, after };
+}
+
+/** What `device.json` records of this process's device. */
+function deviceRecord(start: number, device: TrainDevice): DeviceRecord {
+  return {
     startStep: start,
     choice: device.choice,
     device: device.device,
@@ -837,5 +570,4 @@ async function trainOnDevice(
     adapter: device.adapter,
     softwareAdapter: device.softwareAdapter,
   };
-  return { step, interrupted, before, after, device: record };
 }

@@ -17,11 +17,11 @@
  * @module
  */
 
-import { readTextOrNull } from "@rlvr/common";
+import { readTextOrNull } from "@rlvr/common/fs";
 import { join } from "node:path";
+import { loadCheckpoint } from "@rlvr/policy/fs";
 import {
   type CausalLM,
-  loadCheckpoint,
   LoraAdapters,
   type ModelConfig,
   type Tokenizer,
@@ -34,10 +34,10 @@ import {
   loadLoraCheckpoint,
   type LoraCheckpoint,
   saveLoraCheckpoint,
-} from "./lora.ts";
+} from "./lora_files.ts";
 import type { SchedulerState } from "./scheduler.ts";
 import type { PromptSourceState } from "./prompt_source.ts";
-import { saveModelFolder, type VisionCheckpoint } from "./vision.ts";
+import { saveModelFolder, type VisionCheckpoint } from "./model_folder.ts";
 
 /** The non-model state of a checkpoint. */
 export interface TrainState {

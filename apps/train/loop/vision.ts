@@ -25,19 +25,14 @@ import {
 } from "@rlvr/image";
 import {
   type CausalLM,
-  type CheckpointData,
   concatPixels,
   type ForwardHook,
   type GridThw,
   imageInputs,
   type ProcessedPixels,
-  saveCheckpoint,
   type VisionLanguageModel,
-  vlConfigToHf,
 } from "@rlvr/policy";
 import type { TaskRow } from "@rlvr/rewards";
-import { join } from "node:path";
-import { writeFileAtomic } from "../run/atomic.ts";
 
 /** The most images one row may carry. */
 export const MAX_IMAGES_PER_ROW = 16;
@@ -198,6 +193,12 @@ export class RowImages {
   #headerBytes(source: string): Uint8Array {
     const limits = resolveDecodeLimits("RowImages", this.#limits);
     if (/^data:/i.test(source)) return parseDataUrl(source, limits).bytes;
+    if (typeof Deno === "undefined") {
+      // A browser tab (the training session runs there too) has no files to read.
+      throw new Error(
+        `the image ${source} is a file, which only Deno reads; give the row's images as data URLs (data:image/png;base64,...)`,
+      );
+    }
     const path = /^file:\/\//i.test(source) ? new URL(source) : source;
     const size = Deno.statSync(path).size;
     if (size > limits.maxBytes) {
@@ -331,55 +332,4 @@ export function forwardHookOf(
   rowOf: (i: number) => TaskRow | undefined,
 ): { forwardHook?: ForwardHook } {
   return vision == null ? {} : { forwardHook: vision.hook(model, rowOf) };
-}
-
-/** A vision-language policy as a checkpoint folder holds it besides the decoder. */
-export interface VisionCheckpoint {
-  /** The model: its tower is written as the `visual.*` tensors, its config as Qwen2-VL's. */
-  model: VisionLanguageModel;
-  /** Written as `preprocessor_config.json` when not null. */
-  preprocessorConfig: Record<string, unknown> | null;
-}
-
-/**
- * `saveCheckpoint(dir, data)`, and for a vision-language policy (`vision`) also its tower beside
- * `data.extra`, a Qwen2-VL `config.json` and `preprocessor_config.json` (atomically), so the
- * folder loads as one (`loadPolicy`): what training checkpoints and LoRA's merged model write.
- *
- * @example Usage
- * ```ts
- * import { loadPolicy } from "./policy.ts";
- * import { saveModelFolder } from "./vision.ts";
- * import assert from "node:assert/strict";
- * const p = await loadPolicy("builtin:tiny-vl");
- * const dir = await Deno.makeTempDir();
- * await saveModelFolder(dir, { config: p.model.config, params: p.model.params }, {
- *   model: p.vision!.model,
- *   preprocessorConfig: p.vision!.preprocessorConfig,
- * });
- * await p.tokenizer.save(dir);
- * const again = await loadPolicy(dir);
- * assert.deepEqual(again.vision!.processor, p.vision!.processor);
- * again.model.dispose();
- * p.model.dispose();
- * await Deno.remove(dir, { recursive: true });
- * ```
- */
-export async function saveModelFolder(
-  dir: string,
-  data: CheckpointData,
-  vision?: VisionCheckpoint,
-): Promise<void> {
-  if (vision === undefined) return await saveCheckpoint(dir, data);
-  await saveCheckpoint(dir, {
-    ...data,
-    extra: new Map([...(data.extra ?? []), ...vision.model.tower.params]),
-    hfConfig: vlConfigToHf(vision.model.config),
-  });
-  if (vision.preprocessorConfig !== null) {
-    await writeFileAtomic(
-      join(dir, "preprocessor_config.json"),
-      JSON.stringify(vision.preprocessorConfig, null, 2) + "\n",
-    );
-  }
 }

@@ -6,4 +6,4 @@
  * @module
  */
 
-export { writeFileAtomic } from "@rlvr/common";
+export { writeFileAtomic } from "@rlvr/common/fs";

@@ -12,11 +12,5 @@
  * @module
  */
 
-export {
-  type JsonlContent,
-  JsonlWriter,
-  type JsonlWriterOptions,
-  parseJsonl,
-  readJsonl,
-  truncateJsonl,
-} from "@rlvr/common";
+export { type JsonlContent, parseJsonl } from "@rlvr/common";
+export { JsonlWriter, type JsonlWriterOptions, readJsonl, truncateJsonl } from "@rlvr/common/fs";

@@ -32,7 +32,7 @@
  * @module
  */
 
-import { readTextOrNull } from "@rlvr/common";
+import { readTextOrNull } from "@rlvr/common/fs";
 import { join } from "node:path";
 import {
   ConsoleSink,

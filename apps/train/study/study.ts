@@ -27,7 +27,7 @@ import { fileURLToPath } from "node:url";
 import YAML from "yaml";
 import { passAtK } from "@rlvr/sampling";
 import { writeFileAtomic } from "../run/atomic.ts";
-import { readJsonl } from "@rlvr/common";
+import { readJsonl } from "@rlvr/common/fs";
 import { evaluate } from "../loop/eval.ts";
 import { loadPolicy } from "../loop/policy.ts";
 import { heldOutProblems } from "../loop/problems.ts";

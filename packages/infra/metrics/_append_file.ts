@@ -7,4 +7,4 @@
  * @module
  */
 
-export { AppendFile } from "@rlvr/common";
+export { AppendFile } from "@rlvr/common/fs";

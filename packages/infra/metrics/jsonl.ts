@@ -12,7 +12,8 @@
  * @module
  */
 
-import { JsonlWriter, parseJsonl, reviveNonFinite } from "@rlvr/common";
+import { parseJsonl, reviveNonFinite } from "@rlvr/common";
+import { JsonlWriter } from "@rlvr/common/fs";
 import { type MetricsRecord, type MetricsSink, type MetricValue, recordEntries } from "./types.ts";
 
 /**

@@ -9,7 +9,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { type FileSource, joinPath, requireDeno } from "../file_source.ts";
 
 /** The Hugging Face tokenizer file names. */
 export const TOKENIZER_JSON = "tokenizer.json";
@@ -37,16 +37,20 @@ export function isObject(value: unknown): value is JsonObject {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
-/** Throws unless `dir` is an existing directory. */
+/**
+ * Throws unless `dir` is an existing directory; names `owner` (e.g. `HfTokenizer.load`) and the
+ * browser alternative where there is no Deno.
+ */
 export async function checkDir(owner: string, dir: string): Promise<void> {
   if (typeof dir !== "string" || dir === "") {
     throw new TypeError(`${owner}: dir must be a non-empty path string, got ${show(dir)}`);
   }
+  const deno = requireDeno(`${owner}(dir)`, "loadTokenizerFromFiles or loadTokenizerFromUrl");
   let info: Deno.FileInfo;
   try {
-    info = await Deno.stat(dir);
+    info = await deno.stat(dir);
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) {
+    if (e instanceof deno.errors.NotFound) {
       throw new Error(`${owner}: tokenizer directory ${dir} does not exist`);
     }
     throw new Error(`${owner}: cannot stat ${dir}: ${(e as Error).message}`);
@@ -58,26 +62,33 @@ export async function checkDir(owner: string, dir: string): Promise<void> {
   }
 }
 
-/** The text of `path`, or null if it does not exist. */
-export async function readTextIfExists(owner: string, path: string): Promise<string | null> {
+/** The text of file `name` of `src`, or null if it does not exist. */
+export async function readTextIfExists(
+  owner: string,
+  src: FileSource,
+  name: string,
+): Promise<string | null> {
+  let bytes: Uint8Array | null;
   try {
-    return await Deno.readTextFile(path);
+    bytes = await src.read(name);
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return null;
-    throw new Error(`${owner}: cannot read ${path}: ${(e as Error).message}`);
+    throw new Error(`${owner}: cannot read ${src.path(name)}: ${(e as Error).message}`);
   }
+  return bytes === null ? null : new TextDecoder().decode(bytes);
 }
 
 /**
- * The JSON object in `path`; null if the file is missing and `missing` is undefined, else an
- * error whose message ends with `missing` (the hint on what to do).
+ * The JSON object in file `name` of `src`; null if the file is missing and `missing` is
+ * undefined, else an error whose message ends with `missing` (the hint on what to do).
  */
 export async function readJsonObject(
   owner: string,
-  path: string,
+  src: FileSource,
+  name: string,
   missing?: string,
 ): Promise<JsonObject | null> {
-  const text = await readTextIfExists(owner, path);
+  const path = src.path(name);
+  const text = await readTextIfExists(owner, src, name);
   if (text === null) {
     if (missing === undefined) return null;
     throw new Error(`${owner}: ${path} does not exist; ${missing}`);
@@ -96,9 +107,25 @@ export async function readJsonObject(
   return value;
 }
 
-/** Writes `value` as JSON indented by 2, as `save_pretrained` does. */
-export async function writeJson(dir: string, name: string, value: unknown): Promise<void> {
-  await Deno.writeTextFile(join(dir, name), JSON.stringify(value, null, 2) + "\n");
+/** `value` as JSON indented by 2, as `save_pretrained` writes it. */
+export function jsonText(value: unknown): string {
+  return JSON.stringify(value, null, 2) + "\n";
+}
+
+/**
+ * Writes `files` (name → text) into `dir`, created if missing; `owner` (e.g.
+ * `CharTokenizer.save`) is named where there is no Deno.
+ */
+export async function writeFiles(
+  owner: string,
+  dir: string,
+  files: Readonly<Record<string, string>>,
+): Promise<void> {
+  const deno = requireDeno(`${owner}(dir)`, "toFiles() and keep or offer the files yourself");
+  await deno.mkdir(dir, { recursive: true });
+  for (const [name, text] of Object.entries(files)) {
+    await deno.writeTextFile(joinPath(dir, name), text);
+  }
 }
 
 /**

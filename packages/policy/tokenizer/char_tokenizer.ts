@@ -17,7 +17,7 @@
  * normalizer or pre-tokenizer (nothing to merge, so no need to split words), a
  * `TemplateProcessing` post-processor that adds `<bos>`, and a `Fuse` decoder that joins tokens
  * without spaces. `tokenizer_config.json` names the special tokens and the chat template, and marks
- * the directory with `"rlvr_tokenizer": "CharTokenizer"` so {@link loadTokenizer} picks this
+ * the directory with `"rlvr_tokenizer": "CharTokenizer"` so `loadTokenizer` picks this
  * class; {@link HfTokenizer} and `transformers`' `PreTrainedTokenizerFast` read the same files and
  * give the same ids (the tests check the former). Encoding here is a direct map lookup per code
  * point, without the general machinery.
@@ -25,18 +25,19 @@
  * @module
  */
 
-import { join } from "node:path";
+import { dirSource, type FileSource } from "../file_source.ts";
 import { ChatTemplateSet } from "./_chat_template.ts";
 import {
   checkDir,
   checkIds,
   isObject,
   type JsonObject,
+  jsonText,
   readJsonObject,
   show,
   TOKENIZER_CONFIG_JSON,
   TOKENIZER_JSON,
-  writeJson,
+  writeFiles,
 } from "./_files.ts";
 import type {
   ApplyChatTemplateOptions,
@@ -276,62 +277,7 @@ export class CharTokenizer implements Tokenizer {
   static async load(dir: string): Promise<CharTokenizer> {
     const owner = "CharTokenizer.load";
     await checkDir(owner, dir);
-    const jsonPath = join(dir, TOKENIZER_JSON);
-    const configPath = join(dir, TOKENIZER_CONFIG_JSON);
-    const json = (await readJsonObject(owner, jsonPath, "CharTokenizer.save writes it"))!;
-    const config = (await readJsonObject(owner, configPath, "CharTokenizer.save writes it"))!;
-    const notChar = (field: string, value: unknown, want: string): never => {
-      throw new Error(
-        `${owner}: ${field} must be ${want} for a CharTokenizer, got ${show(value)}; ` +
-          `load other tokenizers with HfTokenizer.load or loadTokenizer`,
-      );
-    };
-    if (config.rlvr_tokenizer !== MARKER) {
-      notChar(`${configPath} rlvr_tokenizer`, config.rlvr_tokenizer, show(MARKER));
-    }
-    const model = json.model;
-    if (!isObject(model) || model.type !== "BPE") {
-      notChar(`${jsonPath} model.type`, isObject(model) ? model.type : model, '"BPE"');
-    }
-    const m = model as JsonObject;
-    if (!Array.isArray(m.merges) || m.merges.length !== 0) {
-      notChar(`${jsonPath} model.merges`, m.merges, "an empty list");
-    }
-    if (!isObject(m.vocab)) notChar(`${jsonPath} model.vocab`, m.vocab, "an object");
-    const byId: string[] = [];
-    for (const [token, id] of Object.entries(m.vocab as JsonObject)) {
-      if (typeof id !== "number" || !Number.isInteger(id) || id < 0 || byId[id] !== undefined) {
-        notChar(`${jsonPath} model.vocab[${show(token)}]`, id, "a distinct integer id >= 0");
-      }
-      byId[id as number] = token;
-    }
-    CHAR_SPECIAL_TOKENS.forEach((t, i) => {
-      if (byId[i] !== t) notChar(`${jsonPath} model.vocab id ${i}`, byId[i], show(t));
-    });
-    const alphabet: string[] = [];
-    const words: string[] = [];
-    for (let id = CHAR_SPECIAL_TOKENS.length; id < byId.length; id++) {
-      const c = byId[id];
-      if (c === undefined) notChar(`${jsonPath} model.vocab id ${id}`, c, "a character (no gaps)");
-      // Multi-character tokens (words) follow every single character.
-      if ([...(c as string)].length > 1) words.push(c as string);
-      else if (words.length > 0) {
-        notChar(`${jsonPath} model.vocab id ${id}`, c, "a word: words come after the characters");
-      } else alphabet.push(c as string);
-    }
-    const decoder = json.decoder;
-    if (!isObject(decoder) || decoder.type !== "Fuse") {
-      notChar(`${jsonPath} decoder`, decoder, '{"type": "Fuse"}');
-    }
-    const template = config.chat_template;
-    if (typeof template !== "string") {
-      notChar(`${configPath} chat_template`, template, "a template string");
-    }
-    try {
-      return new CharTokenizer(alphabet, { chatTemplate: template as string, words });
-    } catch (e) {
-      throw new Error(`${owner}: ${jsonPath}: ${(e as Error).message}`, { cause: e });
-    }
+    return await charTokenizerFrom(owner, dirSource(dir));
   }
 
   /** Token ids of `text`: a leading `<bos>` unless `addSpecialTokens: false`, then one per char. */
@@ -484,7 +430,7 @@ export class CharTokenizer implements Tokenizer {
 
   /**
    * The `tokenizer_config.json` object: special token names, the chat template, and the
-   * `rlvr_tokenizer` marker {@link loadTokenizer} looks for.
+   * `rlvr_tokenizer` marker `loadTokenizer` looks for.
    *
    * @example Usage
    * ```ts
@@ -509,10 +455,111 @@ export class CharTokenizer implements Tokenizer {
     };
   }
 
-  /** Writes `tokenizer.json` and `tokenizer_config.json` into `dir` (created if missing). */
+  /**
+   * The files {@link CharTokenizer.save} writes, as text by name: `tokenizer.json`
+   * ({@link CharTokenizer.toTokenizerJson}) and `tokenizer_config.json`
+   * ({@link CharTokenizer.toTokenizerConfig}), what `loadTokenizerFromFiles` reads back.
+   *
+   * @example Usage
+   * ```ts
+   * import { CharTokenizer, loadTokenizerFromFiles } from "@rlvr/policy";
+   * import assert from "node:assert/strict";
+   * const tok = CharTokenizer.fromCorpus(["ab"]);
+   * const back = await loadTokenizerFromFiles(tok.toFiles());
+   * assert.ok(back instanceof CharTokenizer);
+   * assert.deepEqual(back.alphabet, ["a", "b"]);
+   * ```
+   */
+  toFiles(): Record<string, string> {
+    return {
+      [TOKENIZER_JSON]: jsonText(this.toTokenizerJson()),
+      [TOKENIZER_CONFIG_JSON]: jsonText(this.toTokenizerConfig()),
+    };
+  }
+
+  /**
+   * Writes `tokenizer.json` and `tokenizer_config.json` into `dir` (created if missing):
+   * {@link CharTokenizer.toFiles}. Needs Deno and `--allow-write`.
+   */
   async save(dir: string): Promise<void> {
-    await Deno.mkdir(dir, { recursive: true });
-    await writeJson(dir, TOKENIZER_JSON, this.toTokenizerJson());
-    await writeJson(dir, TOKENIZER_CONFIG_JSON, this.toTokenizerConfig());
+    await writeFiles("CharTokenizer.save", dir, this.toFiles());
+  }
+}
+
+/**
+ * A {@link CharTokenizer} from the files of `src` (internal: {@link CharTokenizer.load} and the
+ * files and URL loaders call it); any other `tokenizer.json` is rejected with the field that
+ * differs.
+ *
+ * @param owner The caller, for messages.
+ * @param src Where the files are.
+ * @returns The tokenizer.
+ *
+ * @example Usage
+ * ```ts
+ * import { CharTokenizer, charTokenizerFrom } from "./char_tokenizer.ts";
+ * import { filesSource } from "../file_source.ts";
+ * import assert from "node:assert/strict";
+ * const tok = await charTokenizerFrom("load", filesSource(CharTokenizer.fromCorpus(["ab"]).toFiles(), "mem"));
+ * assert.deepEqual(tok.alphabet, ["a", "b"]);
+ * ```
+ */
+export async function charTokenizerFrom(owner: string, src: FileSource): Promise<CharTokenizer> {
+  const jsonPath = src.path(TOKENIZER_JSON);
+  const configPath = src.path(TOKENIZER_CONFIG_JSON);
+  const json = (await readJsonObject(owner, src, TOKENIZER_JSON, "CharTokenizer.save writes it"))!;
+  const config =
+    (await readJsonObject(owner, src, TOKENIZER_CONFIG_JSON, "CharTokenizer.save writes it"))!;
+  const notChar = (field: string, value: unknown, want: string): never => {
+    throw new Error(
+      `${owner}: ${field} must be ${want} for a CharTokenizer, got ${show(value)}; ` +
+        `load other tokenizers with HfTokenizer.load or loadTokenizer`,
+    );
+  };
+  if (config.rlvr_tokenizer !== MARKER) {
+    notChar(`${configPath} rlvr_tokenizer`, config.rlvr_tokenizer, show(MARKER));
+  }
+  const model = json.model;
+  if (!isObject(model) || model.type !== "BPE") {
+    notChar(`${jsonPath} model.type`, isObject(model) ? model.type : model, '"BPE"');
+  }
+  const m = model as JsonObject;
+  if (!Array.isArray(m.merges) || m.merges.length !== 0) {
+    notChar(`${jsonPath} model.merges`, m.merges, "an empty list");
+  }
+  if (!isObject(m.vocab)) notChar(`${jsonPath} model.vocab`, m.vocab, "an object");
+  const byId: string[] = [];
+  for (const [token, id] of Object.entries(m.vocab as JsonObject)) {
+    if (typeof id !== "number" || !Number.isInteger(id) || id < 0 || byId[id] !== undefined) {
+      notChar(`${jsonPath} model.vocab[${show(token)}]`, id, "a distinct integer id >= 0");
+    }
+    byId[id as number] = token;
+  }
+  CHAR_SPECIAL_TOKENS.forEach((t, i) => {
+    if (byId[i] !== t) notChar(`${jsonPath} model.vocab id ${i}`, byId[i], show(t));
+  });
+  const alphabet: string[] = [];
+  const words: string[] = [];
+  for (let id = CHAR_SPECIAL_TOKENS.length; id < byId.length; id++) {
+    const c = byId[id];
+    if (c === undefined) notChar(`${jsonPath} model.vocab id ${id}`, c, "a character (no gaps)");
+    // Multi-character tokens (words) follow every single character.
+    if ([...(c as string)].length > 1) words.push(c as string);
+    else if (words.length > 0) {
+      notChar(`${jsonPath} model.vocab id ${id}`, c, "a word: words come after the characters");
+    } else alphabet.push(c as string);
+  }
+  const decoder = json.decoder;
+  if (!isObject(decoder) || decoder.type !== "Fuse") {
+    notChar(`${jsonPath} decoder`, decoder, '{"type": "Fuse"}');
+  }
+  const template = config.chat_template;
+  if (typeof template !== "string") {
+    notChar(`${configPath} chat_template`, template, "a template string");
+  }
+  try {
+    return new CharTokenizer(alphabet, { chatTemplate: template as string, words });
+  } catch (e) {
+    throw new Error(`${owner}: ${jsonPath}: ${(e as Error).message}`, { cause: e });
   }
 }

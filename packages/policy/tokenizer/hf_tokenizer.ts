@@ -17,7 +17,7 @@
  */
 
 import { Tokenizer as JsTokenizer } from "@huggingface/tokenizers";
-import { join } from "node:path";
+import { dirSource, type FileSource, joinPath } from "../file_source.ts";
 import { ChatTemplateSet } from "./_chat_template.ts";
 import {
   CHAT_TEMPLATE_JINJA,
@@ -25,13 +25,14 @@ import {
   checkIds,
   isObject,
   type JsonObject,
+  jsonText,
   readJsonObject,
   readTextIfExists,
   show,
   tokenContent,
   TOKENIZER_CONFIG_JSON,
   TOKENIZER_JSON,
-  writeJson,
+  writeFiles,
 } from "./_files.ts";
 import type {
   ApplyChatTemplateOptions,
@@ -124,10 +125,12 @@ export class HfTokenizer implements Tokenizer {
   ) {
     const source = options.source ?? "<memory>";
     this.source = source;
-    const jsonWhere = options.source === undefined ? TOKENIZER_JSON : join(source, TOKENIZER_JSON);
+    const jsonWhere = options.source === undefined
+      ? TOKENIZER_JSON
+      : joinPath(source, TOKENIZER_JSON);
     const configWhere = options.source === undefined
       ? TOKENIZER_CONFIG_JSON
-      : join(source, TOKENIZER_CONFIG_JSON);
+      : joinPath(source, TOKENIZER_CONFIG_JSON);
     if (!isObject(tokenizerJson) || !isObject(tokenizerJson.model)) {
       throw new TypeError(
         `HfTokenizer: ${jsonWhere} must be an object with a "model" field, got ${
@@ -236,7 +239,9 @@ export class HfTokenizer implements Tokenizer {
 
   /**
    * Loads `tokenizer.json` (required), `tokenizer_config.json` (optional) and, when the config
-   * has no `chat_template`, `chat_template.jinja` (optional) from `dir`.
+   * has no `chat_template`, `chat_template.jinja` (optional) from `dir`. Needs Deno and
+   * `--allow-read`; the same files in memory or under a URL load with `loadTokenizerFromFiles` /
+   * `loadTokenizerFromUrl` (which a browser can use).
    *
    * @example Usage
    * ```ts
@@ -252,20 +257,7 @@ export class HfTokenizer implements Tokenizer {
   static async load(dir: string): Promise<HfTokenizer> {
     const owner = "HfTokenizer.load";
     await checkDir(owner, dir);
-    const jsonPath = join(dir, TOKENIZER_JSON);
-    const json = await readJsonObject(
-      owner,
-      jsonPath,
-      "a Hugging Face fast tokenizer directory needs tokenizer.json (a slow-only tokenizer with " +
-        "vocab.json/merges.txt or tokenizer.model must be converted with transformers' " +
-        "AutoTokenizer.from_pretrained(...).save_pretrained(...))",
-    );
-    const config = await readJsonObject(owner, join(dir, TOKENIZER_CONFIG_JSON)) ?? {};
-    if (config.chat_template === undefined) {
-      const jinja = await readTextIfExists(owner, join(dir, CHAT_TEMPLATE_JINJA));
-      if (jinja !== null) config.chat_template = jinja;
-    }
-    return new HfTokenizer(json, config, { source: dir });
+    return await hfTokenizerFrom(owner, dirSource(dir));
   }
 
   /** Token ids of `text` (special-token strings become their ids). */
@@ -328,13 +320,70 @@ export class HfTokenizer implements Tokenizer {
     );
   }
 
-  /** Writes `tokenizer.json` and `tokenizer_config.json` (with the chat template) into `dir`. */
-  async save(dir: string): Promise<void> {
-    await Deno.mkdir(dir, { recursive: true });
+  /**
+   * The files {@link HfTokenizer.save} writes, as text by name: `tokenizer.json` and
+   * `tokenizer_config.json` (with the chat template), what `loadTokenizerFromFiles` reads back.
+   *
+   * @example Usage
+   * ```ts
+   * import { CharTokenizer, HfTokenizer } from "@rlvr/policy";
+   * import assert from "node:assert/strict";
+   * const char = CharTokenizer.fromCorpus(["ab"]);
+   * const tok = new HfTokenizer(char.toTokenizerJson(), char.toTokenizerConfig());
+   * const files = tok.toFiles();
+   * assert.deepEqual(Object.keys(files), ["tokenizer.json", "tokenizer_config.json"]);
+   * assert.equal(JSON.parse(files["tokenizer_config.json"]!).eos_token, "<eos>");
+   * ```
+   */
+  toFiles(): Record<string, string> {
     const config = { ...this.#config };
     const template = this.#templates.toConfigValue();
     if (template !== undefined) config.chat_template = template;
-    await writeJson(dir, TOKENIZER_JSON, this.#json);
-    await writeJson(dir, TOKENIZER_CONFIG_JSON, config);
+    return { [TOKENIZER_JSON]: jsonText(this.#json), [TOKENIZER_CONFIG_JSON]: jsonText(config) };
   }
+
+  /**
+   * Writes `tokenizer.json` and `tokenizer_config.json` (with the chat template) into `dir`
+   * (created if missing): {@link HfTokenizer.toFiles}. Needs Deno and `--allow-write`.
+   */
+  async save(dir: string): Promise<void> {
+    await writeFiles("HfTokenizer.save", dir, this.toFiles());
+  }
+}
+
+/**
+ * An {@link HfTokenizer} from the files of `src` (internal: {@link HfTokenizer.load} and the
+ * files and URL loaders call it): `tokenizer.json` (required), `tokenizer_config.json`
+ * (optional) and, when the config has no `chat_template`, `chat_template.jinja` (optional).
+ *
+ * @param owner The caller, for messages.
+ * @param src Where the files are; its `where` becomes the tokenizer's `source`.
+ * @returns The tokenizer.
+ *
+ * @example Usage
+ * ```ts
+ * import { hfTokenizerFrom } from "./hf_tokenizer.ts";
+ * import { filesSource } from "../file_source.ts";
+ * import assert from "node:assert/strict";
+ * await assert.rejects(
+ *   hfTokenizerFrom("load", filesSource({}, "mem")),
+ *   /load: mem\/tokenizer\.json does not exist/,
+ * );
+ * ```
+ */
+export async function hfTokenizerFrom(owner: string, src: FileSource): Promise<HfTokenizer> {
+  const json = await readJsonObject(
+    owner,
+    src,
+    TOKENIZER_JSON,
+    "a Hugging Face fast tokenizer directory needs tokenizer.json (a slow-only tokenizer with " +
+      "vocab.json/merges.txt or tokenizer.model must be converted with transformers' " +
+      "AutoTokenizer.from_pretrained(...).save_pretrained(...))",
+  );
+  const config = await readJsonObject(owner, src, TOKENIZER_CONFIG_JSON) ?? {};
+  if (config.chat_template === undefined) {
+    const jinja = await readTextIfExists(owner, src, CHAT_TEMPLATE_JINJA);
+    if (jinja !== null) config.chat_template = jinja;
+  }
+  return new HfTokenizer(json, config, { source: src.where });
 }

@@ -1,7 +1,8 @@
 /**
  * Tokenizers of `@rlvr/policy`: the {@link Tokenizer} interface, {@link HfTokenizer} for Hugging
  * Face `tokenizer.json` files, the built-in {@link CharTokenizer} of the tiny demo models, and
- * {@link loadTokenizer}, which picks between them.
+ * {@link loadTokenizerFromFiles} / {@link loadTokenizerFromUrl}, which pick between them (the folder
+ * loader `loadTokenizer` is in `@rlvr/policy/fs`).
  *
  * @example Usage
  * ```ts
@@ -29,4 +30,4 @@ export {
   CharTokenizer,
   type CharTokenizerOptions,
 } from "./char_tokenizer.ts";
-export { loadTokenizer } from "./load.ts";
+export { loadTokenizerFromFiles, loadTokenizerFromUrl } from "./load.ts";

@@ -123,7 +123,8 @@ export interface ApplyChatTemplateOptions {
  * A tokenizer: text to token ids and back, special token ids, chat template rendering, and
  * saving as Hugging Face `tokenizer.json` + `tokenizer_config.json`.
  *
- * Implemented by {@link HfTokenizer} and {@link CharTokenizer}; {@link loadTokenizer} picks one.
+ * Implemented by {@link HfTokenizer} and {@link CharTokenizer}; `loadTokenizer` (`@rlvr/policy/fs`)
+ * and `loadTokenizerFromFiles` pick one.
  *
  * @example Usage
  * ```ts
@@ -161,6 +162,9 @@ export interface Tokenizer {
     messages: readonly ChatMessage[],
     options?: ApplyChatTemplateOptions,
   ): string;
-  /** Writes `tokenizer.json` and `tokenizer_config.json` into `dir` (created if missing). */
+  /**
+   * Writes `tokenizer.json` and `tokenizer_config.json` into `dir` (created if missing); needs
+   * Deno's file system (elsewhere it throws saying so).
+   */
   save(dir: string): Promise<void>;
 }

@@ -1,27 +1,88 @@
 /**
- * Qwen2-VL checkpoints as Hugging Face folders: `config.json` (`model_type: "qwen2_vl"`,
- * `vision_config`, M-RoPE `rope_scaling`) and safetensors holding `visual.*` beside the
- * decoder's `model.*` / `lm_head.*` (or, as newer transformers write them,
- * `model.visual.*` / `model.language_model.*`, renamed on load). Loading and saving go through
- * `loadCheckpoint` / `saveCheckpoint`, so shards, an index, bf16 storage and the one-error
+ * Qwen2-VL checkpoints: `config.json` (`model_type: "qwen2_vl"`, `vision_config`, M-RoPE
+ * `rope_scaling`) and safetensors holding `visual.*` beside the decoder's `model.*` / `lm_head.*`
+ * (or, as newer transformers write them, `model.visual.*` / `model.language_model.*`, renamed on
+ * load), read from bytes in memory ({@link loadVisionLanguageModelFromFiles}) or a base URL
+ * ({@link loadVisionLanguageModelFromUrl}); a folder is `loadVisionLanguageModel` of
+ * `@rlvr/policy/fs` (`checkpoint_fs.ts` here), on the same code. Loading goes through the
+ * checkpoint loader of `../checkpoint.ts`, so shards, an index, bf16 storage and the one-error
  * report of every mismatched tensor work as they do for text models.
  *
  * @module
  */
 
 import type { Backend } from "@rlvr/tensor";
-import { loadCheckpoint, saveCheckpoint, type SaveCheckpointOptions } from "../checkpoint.ts";
-import { vlConfigFromHf, vlConfigToHf } from "./config.ts";
+import {
+  type Checkpoint,
+  CONFIG_FILE,
+  loadCheckpointFrom,
+  type LoadCheckpointOptions,
+} from "../checkpoint.ts";
+import { type FileContents, type FileSource, filesSource, urlSource } from "../file_source.ts";
+import { vlConfigFromHf } from "./config.ts";
 import { VisionLanguageModel } from "./model.ts";
 
 /**
- * Loads a Qwen2-VL checkpoint folder into a {@link VisionLanguageModel}. Needs `--allow-read`.
+ * Loads a Qwen2-VL checkpoint from `src` (internal: the folder, files and URL loaders call it):
+ * its `config.json` here, its tensors with `load` (the checkpoint loader over the same files).
+ *
+ * @param src Where the files are.
+ * @param fn The caller, for messages.
+ * @param load Loads the checkpoint with the options given.
+ * @param options The backend.
+ * @returns The model.
+ *
+ * @example Usage
+ * ```ts
+ * import { loadVisionLanguageModelFrom } from "./checkpoint.ts";
+ * import { filesSource } from "../file_source.ts";
+ * import assert from "node:assert/strict";
+ * await assert.rejects(
+ *   loadVisionLanguageModelFrom(filesSource({}, "mem"), "load", () => Promise.reject()),
+ *   /load: could not read mem\/config\.json/,
+ * );
+ * ```
+ */
+export async function loadVisionLanguageModelFrom(
+  src: FileSource,
+  fn: string,
+  load: (options: LoadCheckpointOptions) => Promise<Checkpoint>,
+  options: { backend?: Backend } = {},
+): Promise<VisionLanguageModel> {
+  const configPath = src.path(CONFIG_FILE);
+  let json: unknown;
+  try {
+    const bytes = await src.read(CONFIG_FILE);
+    if (bytes === null) throw new Error("no such file");
+    json = JSON.parse(new TextDecoder().decode(bytes));
+  } catch (e) {
+    throw new Error(
+      `${fn}: could not read ${configPath} (a Qwen2-VL config.json with ` +
+        `model_type "qwen2_vl"): ${(e as Error).message}`,
+    );
+  }
+  const config = vlConfigFromHf(json, configPath);
+  const ckpt = await load({
+    allowExtra: /^visual\./,
+    ...(options.backend === undefined ? {} : { backend: options.backend }),
+  });
+  return VisionLanguageModel.fromParams(config, new Map([...ckpt.params, ...ckpt.extra]));
+}
+
+/**
+ * Loads a Qwen2-VL checkpoint from its files in memory (by file name, as
+ * `loadCheckpointFromFiles` takes them) into a {@link VisionLanguageModel}. Runs anywhere,
+ * browsers included.
+ *
+ * @param files The files by name: bytes, or text for the JSON files.
+ * @param options The backend, and what messages call the files (default `"<files>"`).
+ * @returns The model.
  *
  * @example Usage
  * ```ts
  * import {
- *   loadVisionLanguageModel, modelConfig, saveVisionLanguageModel, VisionLanguageModel,
- *   visionConfig, visionLanguageConfig,
+ *   checkpointFiles, loadVisionLanguageModelFromFiles, modelConfig, VisionLanguageModel,
+ *   visionConfig, visionLanguageConfig, vlConfigToHf,
  * } from "@rlvr/policy";
  * import assert from "node:assert/strict";
  * const config = visionLanguageConfig({
@@ -33,75 +94,63 @@ import { VisionLanguageModel } from "./model.ts";
  *   imageTokenId: 37, visionStartTokenId: 38, visionEndTokenId: 39, mropeSection: [2, 3, 3],
  * });
  * const model = VisionLanguageModel.random(config, { seed: 1 });
- * const dir = await Deno.makeTempDir();
- * await saveVisionLanguageModel(dir, model);
- * const loaded = await loadVisionLanguageModel(dir);
+ * const files = await checkpointFiles({
+ *   config: config.text, params: model.lm.params, extra: model.tower.params,
+ *   hfConfig: vlConfigToHf(config),
+ * });
+ * const loaded = await loadVisionLanguageModelFromFiles(files);
  * assert.deepEqual(loaded.config, config);
  * model.dispose();
  * loaded.dispose();
- * await Deno.remove(dir, { recursive: true });
  * ```
  */
-export async function loadVisionLanguageModel(
-  dir: string,
-  options: { backend?: Backend } = {},
+export function loadVisionLanguageModelFromFiles(
+  files: FileContents,
+  options: { backend?: Backend; name?: string } = {},
 ): Promise<VisionLanguageModel> {
-  const configPath = `${dir}/config.json`;
-  let json: unknown;
-  try {
-    json = JSON.parse(await Deno.readTextFile(configPath));
-  } catch (e) {
-    throw new Error(
-      `loadVisionLanguageModel: could not read ${configPath} (a Qwen2-VL config.json with ` +
-        `model_type "qwen2_vl"): ${(e as Error).message}`,
+  return Promise.resolve().then(() => {
+    const fn = "loadVisionLanguageModelFromFiles";
+    const src = filesSource(files, options.name ?? "<files>");
+    return loadVisionLanguageModelFrom(
+      src,
+      fn,
+      (o) => loadCheckpointFrom(src, { fn, arg: "files" }, o),
+      options,
     );
-  }
-  const config = vlConfigFromHf(json, configPath);
-  const ckpt = await loadCheckpoint(dir, {
-    allowExtra: /^visual\./,
-    ...(options.backend === undefined ? {} : { backend: options.backend }),
   });
-  return VisionLanguageModel.fromParams(config, new Map([...ckpt.params, ...ckpt.extra]));
 }
 
 /**
- * Saves a {@link VisionLanguageModel} as a Qwen2-VL checkpoint folder in the original layout
- * (what the Qwen/Qwen2-VL-* repositories ship and transformers loads). Needs
- * `--allow-read --allow-write`.
+ * Loads a Qwen2-VL checkpoint from the files under a base URL (fetched one at a time, as
+ * `loadCheckpointFromUrl` does) into a {@link VisionLanguageModel}. Runs anywhere `fetch` does.
+ *
+ * @param baseUrl The folder's URL (a trailing `/` is added when missing).
+ * @param options The backend and the fetch to use (default: the global `fetch`).
+ * @returns The model.
  *
  * @example Usage
  * ```ts
- * import {
- *   modelConfig, saveVisionLanguageModel, VisionLanguageModel, visionConfig,
- *   visionLanguageConfig,
- * } from "@rlvr/policy";
+ * import { loadVisionLanguageModelFromUrl } from "@rlvr/policy";
  * import assert from "node:assert/strict";
- * const model = VisionLanguageModel.random(visionLanguageConfig({
- *   text: modelConfig({
- *     modelType: "qwen2", vocabSize: 40, hiddenSize: 32, intermediateSize: 64, numLayers: 1,
- *     numHeads: 2,
- *   }),
- *   vision: visionConfig({ depth: 1, embedDim: 16, numHeads: 2, outHiddenSize: 32 }),
- *   imageTokenId: 37, visionStartTokenId: 38, visionEndTokenId: 39, mropeSection: [2, 3, 3],
- * }));
- * const dir = await Deno.makeTempDir();
- * await saveVisionLanguageModel(dir, model, { dtype: "bf16" });
- * const hf = JSON.parse(await Deno.readTextFile(`${dir}/config.json`));
- * assert.equal(hf.model_type, "qwen2_vl");
- * assert.equal(hf.torch_dtype, "bfloat16");
- * model.dispose();
- * await Deno.remove(dir, { recursive: true });
+ * const notFound = () => Promise.resolve(new Response("", { status: 404 }));
+ * await assert.rejects(
+ *   loadVisionLanguageModelFromUrl("https://x.test/vl", { fetch: notFound }),
+ *   /could not read https:\/\/x\.test\/vl\/config\.json/,
+ * );
  * ```
  */
-export async function saveVisionLanguageModel(
-  dir: string,
-  model: VisionLanguageModel,
-  options: SaveCheckpointOptions = {},
-): Promise<void> {
-  await saveCheckpoint(dir, {
-    config: model.config.text,
-    params: model.lm.params,
-    extra: model.tower.params,
-    hfConfig: vlConfigToHf(model.config),
-  }, options);
+export function loadVisionLanguageModelFromUrl(
+  baseUrl: string | URL,
+  options: { backend?: Backend; fetch?: typeof fetch } = {},
+): Promise<VisionLanguageModel> {
+  return Promise.resolve().then(() => {
+    const fn = "loadVisionLanguageModelFromUrl";
+    const src = urlSource(baseUrl, options.fetch);
+    return loadVisionLanguageModelFrom(
+      src,
+      fn,
+      (o) => loadCheckpointFrom(src, { fn, arg: "url" }, o),
+      options,
+    );
+  });
 }

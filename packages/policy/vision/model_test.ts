@@ -241,10 +241,9 @@ Deno.test("VisionLanguageModel: newer transformers names (model.visual.*, model.
 });
 
 Deno.test("loadVisionLanguageModel: a random-weight Qwen2-VL checkpoint in HF layout (both name layouts, sharded) loads with the same logits", async () => {
-  const { loadVisionLanguageModel, saveVisionLanguageModel, vlConfigToHf } = await import(
-    "@rlvr/policy"
-  );
-  const { saveSafetensors } = await import("@rlvr/tensor");
+  const { vlConfigToHf } = await import("@rlvr/policy");
+  const { loadVisionLanguageModel, saveVisionLanguageModel } = await import("@rlvr/policy/fs");
+  const { saveSafetensors } = await import("@rlvr/tensor/fs");
   const c = config("gelu");
   const model = VisionLanguageModel.random(c, { seed: 9, std: 0.3 });
   const grid: GridThw[] = [[1, 2, 2]];

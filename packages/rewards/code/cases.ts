@@ -44,7 +44,7 @@ export type CodeCase = IoCase | AssertCase;
  *
  * @example Usage
  * ```ts
- * import { isAssertCase } from "@rlvr/rewards";
+ * import { isAssertCase } from "@rlvr/rewards/code";
  * import assert from "node:assert/strict";
  * assert.equal(isAssertCase({ assert: "assert f(1) == 1" }), true);
  * assert.equal(isAssertCase({ input: "1", output: "1" }), false);
@@ -60,7 +60,7 @@ export function isAssertCase(c: CodeCase): c is AssertCase {
  *
  * @example Usage
  * ```ts
- * import { normalizeOutput } from "@rlvr/rewards";
+ * import { normalizeOutput } from "@rlvr/rewards/code";
  * import assert from "node:assert/strict";
  * assert.equal(normalizeOutput("1 2  \r\n3\n\n\n"), "1 2\n3");
  * assert.equal(normalizeOutput("  x"), "  x");
@@ -76,7 +76,7 @@ export function normalizeOutput(text: string): string {
  *
  * @example Usage
  * ```ts
- * import { outputsMatch } from "@rlvr/rewards";
+ * import { outputsMatch } from "@rlvr/rewards/code";
  * import assert from "node:assert/strict";
  * assert.equal(outputsMatch("Fizz\nBuzz \n", "Fizz\r\nBuzz"), true);
  * assert.equal(outputsMatch("1", "1.0"), false);
@@ -116,7 +116,7 @@ function oneCase(value: unknown, where: string): CodeCase {
  *
  * @example Usage
  * ```ts
- * import { parseTests } from "@rlvr/rewards";
+ * import { parseTests } from "@rlvr/rewards/code";
  * import assert from "node:assert/strict";
  * assert.deepEqual(parseTests("assert f(1) == 2"), [{ assert: "assert f(1) == 2" }]);
  * assert.deepEqual(parseTests({ inputs: ["1\n"], outputs: ["2\n"] }), [

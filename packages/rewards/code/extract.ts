@@ -46,7 +46,7 @@ const ALIASES: Record<string, CodeLanguage> = {
  *
  * @example Usage
  * ```ts
- * import { normalizeLanguage } from "@rlvr/rewards";
+ * import { normalizeLanguage } from "@rlvr/rewards/code";
  * import assert from "node:assert/strict";
  * assert.equal(normalizeLanguage("Python3"), "python");
  * assert.equal(normalizeLanguage("js"), "javascript");
@@ -64,7 +64,7 @@ const OPEN = /^( {0,3})(`{3,}|~{3,})(.*)$/;
  *
  * @example Usage
  * ```ts
- * import { codeBlocks } from "@rlvr/rewards";
+ * import { codeBlocks } from "@rlvr/rewards/code";
  * import assert from "node:assert/strict";
  * const f = "`".repeat(3); // a fence, spelled out so that this example stays one block
  * const blocks = codeBlocks(`Draft:\n${f}js\nlet x\n${f}\nFinal:\n${f}python\nprint(1)\n${f}`);
@@ -114,7 +114,7 @@ function stripIndent(line: string, indent: number): string {
  *
  * @example Usage
  * ```ts
- * import { extractCode } from "@rlvr/rewards";
+ * import { extractCode } from "@rlvr/rewards/code";
  * import assert from "node:assert/strict";
  * const f = "`".repeat(3);
  * const text = `Idea:\n${f}python\nprint(0)\n${f}\nFixed:\n${f}py\nprint(1)\n${f}\nDone.`;
@@ -133,7 +133,7 @@ export function extractCode(completion: string, language?: string): string | nul
  *
  * @example Usage
  * ```ts
- * import { extractCodeBlock } from "@rlvr/rewards";
+ * import { extractCodeBlock } from "@rlvr/rewards/code";
  * import assert from "node:assert/strict";
  * const f = "`".repeat(3);
  * const block = extractCodeBlock(`${f}ts\nconst x: number = 1;\n${f}`);

@@ -56,7 +56,7 @@ interface Entry {
  *
  * @example Usage
  * ```ts
- * import { SandboxPool } from "@rlvr/rewards";
+ * import { SandboxPool } from "@rlvr/rewards/code";
  * import assert from "node:assert/strict";
  * const pool = new SandboxPool({ concurrency: 2 });
  * let running = 0;
@@ -250,7 +250,7 @@ let shared: SandboxPool | undefined;
  *
  * @example Usage
  * ```ts
- * import { defaultPool } from "@rlvr/rewards";
+ * import { defaultPool } from "@rlvr/rewards/code";
  * import assert from "node:assert/strict";
  * assert.equal(defaultPool(), defaultPool());
  * assert.ok(defaultPool().concurrency >= 1);

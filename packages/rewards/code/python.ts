@@ -352,7 +352,7 @@ export interface PythonInfo {
  *
  * @example Usage
  * ```ts
- * import { preparePython } from "@rlvr/rewards";
+ * import { preparePython } from "@rlvr/rewards/code";
  * import assert from "node:assert/strict";
  * const info = await preparePython(); // about 3 s the first time in a process
  * assert.equal(info.snapshot, true);

@@ -63,7 +63,7 @@ export interface SandboxLimits {
  *
  * @example Usage
  * ```ts
- * import { DEFAULT_LIMITS } from "@rlvr/rewards";
+ * import { DEFAULT_LIMITS } from "@rlvr/rewards/code";
  * import assert from "node:assert/strict";
  * assert.equal(DEFAULT_LIMITS.timeoutMs, 5000);
  * ```

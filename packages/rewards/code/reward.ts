@@ -65,7 +65,7 @@ export interface CodeRewardOptions<R extends Row = Row> extends Partial<SandboxL
  *
  * @example Usage
  * ```ts
- * import { codeReward } from "@rlvr/rewards";
+ * import { codeReward } from "@rlvr/rewards/code";
  * import assert from "node:assert/strict";
  * const reward = codeReward({ mode: "pass_rate", language: "ts" });
  * const row = { tests: ["assert.equal(double(2), 4)", "assert.equal(double(-1), -2)"] };

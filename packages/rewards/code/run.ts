@@ -111,7 +111,7 @@ const skipped = (): CaseResult => ({
  *
  * @example Usage
  * ```ts
- * import { runTests } from "@rlvr/rewards";
+ * import { runTests } from "@rlvr/rewards/code";
  * import assert from "node:assert/strict";
  * const code = "const n = Number(require('fs').readFileSync(0, 'utf8'));\nconsole.log(n * 2);";
  * const report = await runTests(code, "js", [

@@ -113,7 +113,7 @@ function mixedTask(name: string): Task<ArithmeticRow> {
  *
  * @example Usage
  * ```ts
- * import { calcEnv } from "@rlvr/rewards";
+ * import { calcEnv } from "@rlvr/rewards/env";
  * import assert from "node:assert/strict";
  * const env = calcEnv({ render: (row) => `${row.expression.replaceAll(" ", "")}=` });
  * const row = env.task.row(0, 0);

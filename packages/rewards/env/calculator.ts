@@ -79,7 +79,7 @@ function toDecimal(r: Fraction, places: number): string {
  *
  * @example Usage
  * ```ts
- * import { calculate } from "@rlvr/rewards";
+ * import { calculate } from "@rlvr/rewards/env";
  * import assert from "node:assert/strict";
  * assert.equal(calculate("(123 + 456) * 2"), "1158");
  * assert.equal(calculate("1 / 3 + 0.5"), "5/6");
@@ -104,7 +104,7 @@ export function calculate(expression: string, options: CalculatorOptions = {}): 
  *
  * @example Usage
  * ```ts
- * import { calculatorTool, callTool } from "@rlvr/rewards";
+ * import { calculatorTool, callTool } from "@rlvr/rewards/env";
  * import assert from "node:assert/strict";
  * const calc = calculatorTool();
  * assert.equal((await callTool(calc, "518 + 518")).text, "1036");

@@ -52,7 +52,7 @@ export interface CodeInterpreterOptions {
  *
  * @example Usage
  * ```ts
- * import { callTool, codeInterpreterTool } from "@rlvr/rewards";
+ * import { callTool, codeInterpreterTool } from "@rlvr/rewards/env";
  * import assert from "node:assert/strict";
  * const js = codeInterpreterTool({ language: "js", timeoutMs: 2000 });
  * assert.equal((await callTool(js, "console.log(6 * 7)")).text, "42\n[exit: ok]");

@@ -126,7 +126,7 @@ const FILLER = new Set([
  *
  * @example Usage
  * ```ts
- * import { answerWords } from "@rlvr/rewards";
+ * import { answerWords } from "@rlvr/rewards/env";
  * import assert from "node:assert/strict";
  * assert.deepEqual(answerWords("Mount Lithou [D3]"), ["lithou"]);
  * assert.deepEqual(answerWords("2,140 metres"), ["2140"]);
@@ -142,7 +142,7 @@ export function answerWords(text: string): string[] {
  *
  * @example Usage
  * ```ts
- * import { citedIds } from "@rlvr/rewards";
+ * import { citedIds } from "@rlvr/rewards/env";
  * import assert from "node:assert/strict";
  * assert.deepEqual(citedIds("Lithou [D3] [D7, D9]"), ["D3", "D7", "D9"]);
  * ```
@@ -181,7 +181,7 @@ export interface QaTaskOptions {
  *
  * @example Usage
  * ```ts
- * import { generateCorpus, multiHopQaTask } from "@rlvr/rewards";
+ * import { generateCorpus, multiHopQaTask } from "@rlvr/rewards/env";
  * import assert from "node:assert/strict";
  * const corpus = generateCorpus(1);
  * const task = multiHopQaTask(corpus);
@@ -286,7 +286,7 @@ export const SEARCH_SYNTAX: CallSyntax = Object.freeze({
  *
  * @example Usage
  * ```ts
- * import { generateCorpus, multiHopQaEnv } from "@rlvr/rewards";
+ * import { generateCorpus, multiHopQaEnv } from "@rlvr/rewards/env";
  * import assert from "node:assert/strict";
  * const env = multiHopQaEnv({ corpus: generateCorpus(1) });
  * const row = env.task.row(0, 0);

@@ -67,7 +67,7 @@ export interface SearchHit {
  *
  * @example Usage
  * ```ts
- * import { tokenize } from "@rlvr/rewards";
+ * import { tokenize } from "@rlvr/rewards/env";
  * import assert from "node:assert/strict";
  * assert.deepEqual(tokenize("Mount Karvel's height: 2,140 m."), ["mount", "karvel", "s", "height", "2", "140", "m"]);
  * ```
@@ -89,7 +89,7 @@ export interface Bm25Options {
  *
  * @example Usage
  * ```ts
- * import { Bm25Index } from "@rlvr/rewards";
+ * import { Bm25Index } from "@rlvr/rewards/env";
  * import assert from "node:assert/strict";
  * const index = new Bm25Index([
  *   { id: "a", title: "Apples", text: "Apples grow on trees." },
@@ -190,7 +190,7 @@ export interface SearchToolOptions {
  *
  * @example Usage
  * ```ts
- * import { snippet } from "@rlvr/rewards";
+ * import { snippet } from "@rlvr/rewards/env";
  * import assert from "node:assert/strict";
  * const text = "The Lorn is a river. It rises on Mount Karvel. It is 300 km long.";
  * assert.equal(snippet(text, "Karvel"), text);
@@ -218,7 +218,7 @@ export function snippet(text: string, query: string, maxChars = 300): string {
  *
  * @example Usage
  * ```ts
- * import { Bm25Index, callTool, searchTool } from "@rlvr/rewards";
+ * import { Bm25Index, callTool, searchTool } from "@rlvr/rewards/env";
  * import assert from "node:assert/strict";
  * const index = new Bm25Index([
  *   { id: "D1", title: "Lorn", text: "The Lorn is a river. It rises on Mount Karvel." },
@@ -264,7 +264,7 @@ export function searchTool(index: Bm25Index, options?: SearchToolOptions): Tool 
  *
  * @example Usage
  * ```ts
- * import { parseDocument } from "@rlvr/rewards";
+ * import { parseDocument } from "@rlvr/rewards/env";
  * import assert from "node:assert/strict";
  * assert.deepEqual(parseDocument("D1", "# Lorn\n\nA river.\n"), { id: "D1", title: "Lorn", text: "A river." });
  * assert.throws(() => parseDocument("D2", "A river."), SyntaxError);
@@ -291,7 +291,7 @@ export function parseDocument(id: string, source: string): CorpusDocument {
  *
  * @example Usage
  * ```ts
- * import { CORPUS_INDEX_FILE } from "@rlvr/rewards";
+ * import { CORPUS_INDEX_FILE } from "@rlvr/rewards/env";
  * import assert from "node:assert/strict";
  * assert.equal(CORPUS_INDEX_FILE, "index.json");
  * ```
@@ -309,7 +309,7 @@ export const CORPUS_INDEX_FILE = "index.json";
  *
  * @example Usage
  * ```ts
- * import { loadCorpus } from "@rlvr/rewards";
+ * import { loadCorpus } from "@rlvr/rewards/env";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/D1.md`, "# Lorn\nThe Lorn is a river.\n");

@@ -75,7 +75,7 @@ function checkLimit(name: string, value: number): number {
  *
  * @example Usage
  * ```ts
- * import { callTool, type Tool } from "@rlvr/rewards";
+ * import { callTool, type Tool } from "@rlvr/rewards/env";
  * import assert from "node:assert/strict";
  * const echo: Tool = { name: "echo", description: "repeats", call: (s) => s.repeat(3) };
  * assert.deepEqual((await callTool(echo, "ab")).text, "ababab");

@@ -13,7 +13,7 @@
  * @module
  */
 
-import { readLines } from "@rlvr/common";
+import { readLines } from "@rlvr/common/fs";
 import { checkChoice } from "../_args.ts";
 import {
   type BadRowPolicy,
@@ -55,7 +55,7 @@ function snippetOf(line: string): string {
  *
  * @example Usage
  * ```ts
- * import { readJsonl } from "@rlvr/sampling";
+ * import { readJsonl } from "@rlvr/sampling/fs";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * const path = `${dir}/train.jsonl`;

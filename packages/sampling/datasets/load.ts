@@ -19,7 +19,7 @@ import { type ParquetReadOptions, readParquet } from "./parquet.ts";
  *
  * @example Usage
  * ```ts
- * import { openDataset } from "@rlvr/sampling";
+ * import { openDataset } from "@rlvr/sampling/fs";
  * import assert from "node:assert/strict";
  * assert.throws(() => openDataset("data.csv"), /\.jsonl, \.ndjson or \.parquet/);
  * ```
@@ -40,7 +40,7 @@ export function openDataset(path: string, options: ParquetReadOptions = {}): Exa
  *
  * @example Usage
  * ```ts
- * import { loadExamples } from "@rlvr/sampling";
+ * import { loadExamples } from "@rlvr/sampling/fs";
  * import assert from "node:assert/strict";
  * const path = await Deno.makeTempFile({ suffix: ".jsonl" });
  * await Deno.writeTextFile(path, '{"prompt": "a", "answer": 1}\n{"prompt": "b"}\n');

@@ -88,7 +88,7 @@ function columnOf(path: string, columns: readonly string[]): string {
  *
  * @example Usage
  * ```ts
- * import { parquetColumns } from "@rlvr/sampling";
+ * import { parquetColumns } from "@rlvr/sampling/fs";
  * import { parquetWriteBuffer } from "hyparquet-writer";
  * import assert from "node:assert/strict";
  * const path = await Deno.makeTempFile({ suffix: ".parquet" });
@@ -114,7 +114,7 @@ export async function parquetColumns(path: string): Promise<string[]> {
  *
  * @example Usage
  * ```ts
- * import { readParquet } from "@rlvr/sampling";
+ * import { readParquet } from "@rlvr/sampling/fs";
  * import { parquetWriteBuffer } from "hyparquet-writer";
  * import assert from "node:assert/strict";
  * const path = await Deno.makeTempFile({ suffix: ".parquet" });

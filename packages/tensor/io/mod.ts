@@ -1,19 +1,19 @@
 /**
- * Checkpoint I/O: half-precision conversions and the safetensors format (parse, validate,
- * serialize, atomic save, sharded checkpoints).
+ * Checkpoint I/O without a file system: half-precision conversions and the safetensors format
+ * (parse, validate, serialize, sharded-checkpoint indexes). Reading and atomically saving files
+ * is `safetensors_fs.ts`, exported from `@rlvr/tensor/fs`.
  *
  * Design decisions: tensors only have the dtypes f32, i32 and bool, so half-precision storage
  * (F16, BF16) is widened to f32 on load and narrowed on save with round-to-nearest-even; files are
  * validated as strictly as the reference reader and errors name the source, the tensor and the
- * fix; saves are atomic (temporary file, fsync, rename). See `half.ts`, `safetensors.ts` and
- * `safetensors_fs.ts` for details.
+ * fix. See `half.ts`, `safetensors.ts`, `safetensors_index.ts` and `safetensors_fs.ts` for details.
  *
  * @example Usage
  * ```ts
- * import { loadSafetensors, serializeSafetensors, tensor } from "@rlvr/tensor";
+ * import { parseSafetensors, serializeSafetensors, tensor } from "@rlvr/tensor";
  * import assert from "node:assert/strict";
  * const bytes = await serializeSafetensors({ w: tensor([1, 2]) }, { dtype: "bf16" });
- * const weights = await loadSafetensors(bytes);
+ * const weights = parseSafetensors(bytes).tensors();
  * assert.deepEqual(await weights.get("w")!.toArray(), [1, 2]);
  * ```
  *
@@ -37,12 +37,4 @@ export {
   type TensorCollection,
   type TensorLoadOptions,
 } from "./safetensors.ts";
-export {
-  type LoadOptions,
-  loadSafetensors,
-  loadShardedSafetensors,
-  readSafetensorsFile,
-  readSafetensorsIndex,
-  type SafetensorsIndex,
-  saveSafetensors,
-} from "./safetensors_fs.ts";
+export { parseSafetensorsIndex, type SafetensorsIndex } from "./safetensors_index.ts";

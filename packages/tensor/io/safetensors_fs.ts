@@ -27,13 +27,17 @@ import {
   type TensorCollection,
   type TensorLoadOptions,
 } from "./safetensors.ts";
+import { parseSafetensorsIndex, type SafetensorsIndex } from "./safetensors_index.ts";
+
+export type { SafetensorsIndex };
 
 /**
  * Options of {@link loadSafetensors} and {@link loadShardedSafetensors}.
  *
  * @example Usage
  * ```ts
- * import { type LoadOptions, loadSafetensors, serializeSafetensors, tensor } from "@rlvr/tensor";
+ * import { type LoadOptions, loadSafetensors } from "@rlvr/tensor/fs";
+ * import { serializeSafetensors, tensor } from "@rlvr/tensor";
  * import assert from "node:assert/strict";
  * const bytes = await serializeSafetensors({ a: tensor([1]), b: tensor([2]) });
  * const opts: LoadOptions = { filter: (name) => name !== "b" };
@@ -72,7 +76,8 @@ async function readBytes(path: string | URL, source: string, what: string): Prom
  *
  * @example Usage
  * ```ts
- * import { readSafetensorsFile, saveSafetensors, tensor } from "@rlvr/tensor";
+ * import { readSafetensorsFile, saveSafetensors } from "@rlvr/tensor/fs";
+ * import { tensor } from "@rlvr/tensor";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * await saveSafetensors(`${dir}/w.safetensors`, { w: tensor([1, 2]) });
@@ -96,7 +101,8 @@ export async function readSafetensorsFile(path: string | URL): Promise<Safetenso
  *
  * @example Usage
  * ```ts
- * import { loadSafetensors, serializeSafetensors, tensor } from "@rlvr/tensor";
+ * import { loadSafetensors } from "@rlvr/tensor/fs";
+ * import { serializeSafetensors, tensor } from "@rlvr/tensor";
  * import assert from "node:assert/strict";
  * const bytes = await serializeSafetensors({ w: tensor([[1, 2]]), mask: tensor([true]) });
  * const loaded = await loadSafetensors(bytes);
@@ -156,7 +162,8 @@ async function writeAtomic(path: string, bytes: Uint8Array): Promise<void> {
  *
  * @example Usage
  * ```ts
- * import { loadSafetensors, saveSafetensors, tensor } from "@rlvr/tensor";
+ * import { loadSafetensors, saveSafetensors } from "@rlvr/tensor/fs";
+ * import { tensor } from "@rlvr/tensor";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * const path = `${dir}/model.safetensors`;
@@ -176,31 +183,6 @@ export async function saveSafetensors(
 }
 
 /**
- * A parsed `model.safetensors.index.json`.
- *
- * @example Usage
- * ```ts
- * import { readSafetensorsIndex, type SafetensorsIndex } from "@rlvr/tensor";
- * import assert from "node:assert/strict";
- * const dir = await Deno.makeTempDir();
- * await Deno.writeTextFile(`${dir}/i.json`, JSON.stringify({ weight_map: { a: "s1.safetensors" } }));
- * const index: SafetensorsIndex = await readSafetensorsIndex(`${dir}/i.json`);
- * assert.deepEqual(index.shards, ["s1.safetensors"]);
- * await Deno.remove(dir, { recursive: true });
- * ```
- */
-export interface SafetensorsIndex {
-  /** The index's `metadata` object (e.g. `{ total_size: 988097536 }`); `{}` when absent. */
-  readonly metadata: Readonly<Record<string, unknown>>;
-  /** Tensor name → shard file name (relative to the index's directory). */
-  readonly weightMap: ReadonlyMap<string, string>;
-  /** Distinct shard file names, in order of first appearance. */
-  readonly shards: readonly string[];
-  /** Directory of the index file, with a trailing separator (`""` for the current directory). */
-  readonly dir: string;
-}
-
-/**
  * Reads and validates a sharded-checkpoint index (`{metadata, weight_map: {name: file}}`).
  * Needs `--allow-read`.
  *
@@ -209,7 +191,7 @@ export interface SafetensorsIndex {
  *
  * @example Usage
  * ```ts
- * import { readSafetensorsIndex } from "@rlvr/tensor";
+ * import { readSafetensorsIndex } from "@rlvr/tensor/fs";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * const index = { metadata: { total_size: 8 }, weight_map: { a: "one.safetensors", b: "two.safetensors" } };
@@ -221,56 +203,7 @@ export interface SafetensorsIndex {
  * ```
  */
 export async function readSafetensorsIndex(indexPath: string): Promise<SafetensorsIndex> {
-  const fail = (tensorName: string | undefined, problem: string): never => {
-    throw new SafetensorsError(indexPath, tensorName, problem);
-  };
-  const bytes = await readBytes(indexPath, indexPath, "index file");
-  let json: unknown;
-  try {
-    json = JSON.parse(new TextDecoder().decode(bytes));
-  } catch (e) {
-    fail(undefined, `index is not valid JSON (${(e as Error).message})`);
-  }
-  const isObject = (v: unknown): v is Record<string, unknown> =>
-    typeof v === "object" && v !== null && !Array.isArray(v);
-  if (!isObject(json)) {
-    fail(undefined, `index must be a JSON object {metadata, weight_map}`);
-  }
-  const obj = json as Record<string, unknown>;
-  const metadata = obj["metadata"] ?? {};
-  if (!isObject(metadata)) fail(undefined, `index "metadata" must be an object`);
-  const wm = obj["weight_map"];
-  if (!isObject(wm)) {
-    fail(
-      undefined,
-      `index needs "weight_map", an object mapping tensor names to shard file names; got ` +
-        `${wm === undefined ? "nothing" : JSON.stringify(wm).slice(0, 60)}`,
-    );
-  }
-  const weightMap = new Map<string, string>();
-  const shards: string[] = [];
-  for (const [name, file] of Object.entries(wm as Record<string, unknown>)) {
-    if (typeof file !== "string" || file === "") {
-      fail(name, `weight_map value must be a shard file name, got ${JSON.stringify(file)}`);
-    }
-    const f = file as string;
-    if (/^([/\\]|[A-Za-z]:)/.test(f) || f.split(/[/\\]/).includes("..")) {
-      fail(
-        name,
-        `shard file ${JSON.stringify(f)} must be a relative path inside the index's directory`,
-      );
-    }
-    weightMap.set(name, f);
-    if (!shards.includes(f)) shards.push(f);
-  }
-  const cut = Math.max(indexPath.lastIndexOf("/"), indexPath.lastIndexOf("\\"));
-  const dir = cut >= 0 ? indexPath.slice(0, cut + 1) : "";
-  return {
-    metadata: metadata as Record<string, unknown>,
-    weightMap,
-    shards,
-    dir,
-  };
+  return parseSafetensorsIndex(await readBytes(indexPath, indexPath, "index file"), indexPath);
 }
 
 /**
@@ -285,7 +218,8 @@ export async function readSafetensorsIndex(indexPath: string): Promise<Safetenso
  *
  * @example Usage
  * ```ts
- * import { loadShardedSafetensors, saveSafetensors, tensor } from "@rlvr/tensor";
+ * import { loadShardedSafetensors, saveSafetensors } from "@rlvr/tensor/fs";
+ * import { tensor } from "@rlvr/tensor";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * await saveSafetensors(`${dir}/model-00001-of-00002.safetensors`, { a: tensor([1, 2]) });

@@ -31,7 +31,7 @@ import { type Corpus, CORPUS_INDEX_FILE, type CorpusDocument, type Fact } from "
  *
  * @example Usage
  * ```ts
- * import { generateCorpus, loadCorpus, SHIPPED_CORPUS_DIR, SHIPPED_CORPUS_SEED } from "@rlvr/rewards";
+ * import { generateCorpus, loadCorpus, SHIPPED_CORPUS_DIR, SHIPPED_CORPUS_SEED } from "@rlvr/rewards/env";
  * import assert from "node:assert/strict";
  * assert.deepEqual(await loadCorpus(SHIPPED_CORPUS_DIR), generateCorpus(SHIPPED_CORPUS_SEED));
  * ```
@@ -45,7 +45,7 @@ export const SHIPPED_CORPUS_SEED = 2026;
  *
  * @example Usage
  * ```ts
- * import { loadCorpus, multiHopQaEnv, SHIPPED_CORPUS_DIR } from "@rlvr/rewards";
+ * import { loadCorpus, multiHopQaEnv, SHIPPED_CORPUS_DIR } from "@rlvr/rewards/env";
  * import assert from "node:assert/strict";
  * const env = multiHopQaEnv({ corpus: await loadCorpus(SHIPPED_CORPUS_DIR) });
  * assert.equal(env.name, "multihop_qa");
@@ -112,7 +112,7 @@ function nameMaker(rng: Rng): (syllables: [number, number]) => string {
  *
  * @example Usage
  * ```ts
- * import { generateCorpus } from "@rlvr/rewards";
+ * import { generateCorpus } from "@rlvr/rewards/env";
  * import assert from "node:assert/strict";
  * const corpus = generateCorpus(1);
  * assert.equal(corpus.documents.length, 50);
@@ -259,7 +259,7 @@ function wrap(text: string, width: number): string {
  *
  * @example Usage
  * ```ts
- * import { generateCorpus, loadCorpus, writeCorpus } from "@rlvr/rewards";
+ * import { generateCorpus, loadCorpus, writeCorpus } from "@rlvr/rewards/env";
  * import assert from "node:assert/strict";
  * const dir = await Deno.makeTempDir();
  * await writeCorpus(generateCorpus(3), dir);

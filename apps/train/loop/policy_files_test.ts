@@ -1,0 +1,125 @@
+import assert from "node:assert/strict";
+import { CharTokenizer, checkpointFiles, modelConfig, parameterShapes } from "@rlvr/policy";
+import { ones } from "@rlvr/tensor";
+import { fetchPolicyFiles, policyFromFiles, policyStopIds } from "./policy_files.ts";
+import { loadPolicy, stopTokenIds, TINY_CHECKPOINT_DIR, TINY_VL_CHECKPOINT_DIR } from "./policy.ts";
+
+const TINY_FILES = [
+  "config.json",
+  "generation_config.json",
+  "model.safetensors",
+  "tokenizer.json",
+  "tokenizer_config.json",
+];
+
+async function readFolder(dir: string, names: readonly string[]): Promise<Map<string, Uint8Array>> {
+  const files = new Map<string, Uint8Array>();
+  for (const name of names) files.set(name, await Deno.readFile(`${dir}/${name}`));
+  return files;
+}
+
+Deno.test("policyFromFiles: builtin:tiny from its files is loadPolicy's policy (weights, stop ids, tokenizer, generation config)", async () => {
+  const fromFiles = await policyFromFiles(
+    await readFolder(TINY_CHECKPOINT_DIR, TINY_FILES),
+    "builtin:tiny",
+  );
+  const fromFolder = await loadPolicy("builtin:tiny");
+  try {
+    assert.deepEqual(fromFiles.model.config, fromFolder.model.config);
+    assert.deepEqual([...fromFiles.model.params.keys()], [...fromFolder.model.params.keys()]);
+    for (const [name, t] of fromFolder.model.params) {
+      assert.deepEqual(await fromFiles.model.params.get(name)!.toArray(), await t.toArray(), name);
+    }
+    assert.deepEqual(fromFiles.eosTokenIds, fromFolder.eosTokenIds);
+    assert.deepEqual(fromFiles.generationConfig, fromFolder.generationConfig);
+    assert.equal(fromFiles.dir, "builtin:tiny");
+    assert.equal(fromFiles.vision, null);
+    assert.equal(fromFiles.extra.size, 0);
+    const text = "<|user|>12+34=<|assistant|>46";
+    assert.deepEqual(fromFiles.tokenizer.encode(text), fromFolder.tokenizer.encode(text));
+  } finally {
+    fromFiles.model.dispose();
+    fromFolder.model.dispose();
+  }
+});
+
+Deno.test("policyStopIds agrees with stopTokenIds of policy.ts (the same rule, repeated without the file system)", () => {
+  const tok = CharTokenizer.fromCorpus(["0123456789+="]);
+  const config = modelConfig({
+    vocabSize: tok.vocabSize,
+    hiddenSize: 4,
+    intermediateSize: 8,
+    numLayers: 1,
+    numHeads: 2,
+    eosTokenIds: [5],
+  });
+  for (
+    const gen of [null, {}, { eos_token_id: 3 }, { eos_token_id: [3, 5, 7] }, {
+      eos_token_id: null,
+    }]
+  ) {
+    assert.deepEqual(
+      policyStopIds(tok, config, gen),
+      stopTokenIds(tok, config, gen),
+      JSON.stringify(gen),
+    );
+  }
+  for (
+    const bad of [{ eos_token_id: -1 }, { eos_token_id: [1, tok.vocabSize] }, { eos_token_id: "2" }]
+  ) {
+    assert.throws(() => stopTokenIds(tok, config, bad));
+    assert.throws(() => policyStopIds(tok, config, bad), /generation_config\.json eos_token_id/);
+  }
+});
+
+Deno.test("policyFromFiles refuses a vision-language checkpoint and names a missing file", async () => {
+  const vl = await readFolder(TINY_VL_CHECKPOINT_DIR, ["config.json"]);
+  await assert.rejects(
+    policyFromFiles(vl, "builtin:tiny-vl"),
+    /builtin:tiny-vl\/config\.json is a qwen2_vl vision-language model; .*loadPolicy in Deno/,
+  );
+  const files = await readFolder(TINY_CHECKPOINT_DIR, TINY_FILES);
+  files.delete("model.safetensors");
+  await assert.rejects(policyFromFiles(files, "tiny"), /model\.safetensors/);
+});
+
+Deno.test("fetchPolicyFiles: the files of a folder URL, optional ones skipped, shards by their index, a manifest's names exactly", async () => {
+  const config = modelConfig({
+    vocabSize: 8,
+    hiddenSize: 4,
+    intermediateSize: 8,
+    numLayers: 2,
+    numHeads: 2,
+  });
+  const params = new Map([...parameterShapes(config)].map(([n, s]) => [n, ones(s)]));
+  const sharded = await checkpointFiles({ config, params }, { maxShardBytes: 256 });
+  const served: Record<string, Uint8Array> = {
+    ...sharded,
+    "tokenizer.json": new Uint8Array([123, 125]),
+  };
+  const asked: string[] = [];
+  const fake = (url: string | URL | Request) => {
+    const name = String(url).replace("https://x.test/ckpt/", "");
+    asked.push(name);
+    const body = served[name];
+    return Promise.resolve(
+      body === undefined
+        ? new Response("", { status: 404 })
+        : new Response(body as Uint8Array<ArrayBuffer>),
+    );
+  };
+  const got = await fetchPolicyFiles("https://x.test/ckpt", { fetch: fake as typeof fetch });
+  assert.deepEqual([...got.keys()].sort(), Object.keys(served).sort());
+  assert.ok(asked.includes("generation_config.json"), "optional files are asked for");
+  asked.length = 0;
+  await fetchPolicyFiles("https://x.test/ckpt/", {
+    fetch: fake as typeof fetch,
+    names: ["config.json", "tokenizer.json"],
+  });
+  assert.deepEqual(asked.sort(), ["config.json", "tokenizer.json"], "a manifest: only its names");
+  const failing = () => Promise.resolve(new Response("", { status: 500, statusText: "Boom" }));
+  await assert.rejects(
+    fetchPolicyFiles("https://x.test/ckpt", { fetch: failing as typeof fetch }),
+    /https:\/\/x\.test\/ckpt\/\S+: HTTP 500 Boom/,
+  );
+});
