@@ -19,6 +19,29 @@ function tempPath(path: string): string {
   return join(dirname(path), `.${basename(path)}.tmp-${Deno.pid}-${rand}`);
 }
 
+/** What {@link tempPath} names, so the leftovers can be told apart from other files. */
+const TEMPORARY = /^\.(.+)\.tmp-\d+-[0-9a-z]+$/;
+
+/**
+ * The name of the file that a temporary of {@link writeFileAtomic} was to replace, or null when
+ * `name` is not such a temporary. A writer killed mid-write leaves its temporary behind; the owner
+ * of a folder uses this to find and remove the leftovers of its own files.
+ *
+ * @param name A file's base name (no directory).
+ * @returns The target's base name, or null.
+ *
+ * @example Usage
+ * ```ts
+ * import { atomicTemporaryTarget } from "@rlvr/common/fs";
+ * import assert from "node:assert/strict";
+ * assert.equal(atomicTemporaryTarget(".config.json.tmp-4242-1a2b3c"), "config.json");
+ * assert.equal(atomicTemporaryTarget("config.json"), null);
+ * ```
+ */
+export function atomicTemporaryTarget(name: string): string | null {
+  return TEMPORARY.exec(name)?.[1] ?? null;
+}
+
 function bytesOf(data: string | Uint8Array): Uint8Array {
   return typeof data === "string" ? new TextEncoder().encode(data) : data;
 }

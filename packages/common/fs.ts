@@ -5,8 +5,10 @@
  * - **JSON Lines files** (`jsonl_fs.ts`): {@link JsonlWriter} and {@link AppendFile} (one `write`
  *   per record on an O_APPEND file, a torn last line refused or cut), {@link readJsonl}
  *   (complete lines only; corruption before the last line is an error), {@link truncateJsonl}
- *   (atomic, for resume) and the streaming {@link readLines}.
- * - **Atomic writes** (`atomic.ts`): {@link writeFileAtomic} and {@link readTextOrNull}.
+ *   (atomic, for resume) and the streaming {@link readLines}; under {@link AppendFile},
+ *   {@link SerialFileWriter} (ordered whole writes to an open file, for other record formats).
+ * - **Atomic writes** (`atomic.ts`): {@link writeFileAtomic}, {@link atomicTemporaryTarget} (to
+ *   find the temporaries a killed writer left) and {@link readTextOrNull}.
  *
  * @example Usage
  * ```ts

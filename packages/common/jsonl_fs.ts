@@ -1,7 +1,8 @@
 /**
  * JSON Lines files (`@rlvr/common/fs`: needs Deno's file system), the one module behind the run directory's `metrics.jsonl` / `eval.jsonl` /
  * `samples.jsonl` (`@rlvr/train`), the metrics sinks (`@rlvr/infra`: `JsonlSink`, and `CsvSink`
- * through {@link AppendFile}) and the dataset reader (`@rlvr/sampling`: {@link readLines}).
+ * through {@link AppendFile}; the TensorBoard event files through its {@link SerialFileWriter})
+ * and the dataset reader (`@rlvr/sampling`: {@link readLines}).
  *
  * Design decisions:
  * - **A line counts only when its `\n` was written.** Writers hand each record to the OS as one
@@ -130,6 +131,143 @@ export interface AppendFileOptions {
 }
 
 /**
+ * Options of {@link SerialFileWriter}.
+ *
+ * @example Usage
+ * ```ts
+ * import type { SerialFileWriterOptions } from "@rlvr/common/fs";
+ * import assert from "node:assert/strict";
+ * const o: SerialFileWriterOptions = { durable: true, owner: "EventLog" };
+ * assert.equal(o.owner, "EventLog");
+ * ```
+ */
+export interface SerialFileWriterOptions {
+  /** fsync after every write (default false: each write reaches the OS, not necessarily the disk). */
+  durable?: boolean;
+  /** Names the owner in the error of a write after close (default `"SerialFileWriter"`). */
+  owner?: string;
+}
+
+/**
+ * Writes to an open file one call after another, in call order: each call hands its bytes to the
+ * OS in one `write` (finishing a short one) before it resolves, and fsyncs them when durable. A
+ * failed write rejects its own call only; later calls still run. The writer under
+ * {@link AppendFile} and under `@rlvr/infra`'s TensorBoard event files, which frame their own
+ * records and open their own files.
+ *
+ * @example Usage
+ * ```ts
+ * import { SerialFileWriter } from "@rlvr/common/fs";
+ * import assert from "node:assert/strict";
+ * const path = await Deno.makeTempFile();
+ * const w = new SerialFileWriter(path, await Deno.open(path, { write: true }), { owner: "Log" });
+ * const bytes = (s: string) => new TextEncoder().encode(s);
+ * await Promise.all([w.write(bytes("one ")), w.write(bytes("two"))]);
+ * await w.close();
+ * assert.equal(await Deno.readTextFile(path), "one two");
+ * await assert.rejects(w.write(bytes("!")), /Log: .* is closed/);
+ * await Deno.remove(path);
+ * ```
+ */
+export class SerialFileWriter {
+  /** The file's path (for messages). */
+  readonly path: string;
+  #file: Deno.FsFile | null;
+  #durable: boolean;
+  #owner: string;
+  #chain: Promise<void> = Promise.resolve();
+
+  /**
+   * Takes over `file`: {@link SerialFileWriter.close} closes it.
+   *
+   * @param path The file's path, named in errors.
+   * @param file The file, open for writing.
+   * @param options Durability and the owner's name.
+   */
+  constructor(path: string, file: Deno.FsFile, options: SerialFileWriterOptions = {}) {
+    this.path = path;
+    this.#file = file;
+    this.#durable = options.durable ?? false;
+    this.#owner = options.owner ?? "SerialFileWriter";
+  }
+
+  /**
+   * Whether {@link SerialFileWriter.close} was called.
+   *
+   * @example Usage
+   * ```ts
+   * import { SerialFileWriter } from "@rlvr/common/fs";
+   * import assert from "node:assert/strict";
+   * const path = await Deno.makeTempFile();
+   * const w = new SerialFileWriter(path, await Deno.open(path, { write: true }));
+   * assert.equal(w.closed, false);
+   * await w.close();
+   * assert.equal(w.closed, true);
+   * await Deno.remove(path);
+   * ```
+   */
+  get closed(): boolean {
+    return this.#file === null;
+  }
+
+  /**
+   * Writes `bytes` after every earlier call's bytes.
+   *
+   * @param bytes The bytes.
+   *
+   * @example Usage
+   * ```ts
+   * import { SerialFileWriter } from "@rlvr/common/fs";
+   * import assert from "node:assert/strict";
+   * const path = await Deno.makeTempFile();
+   * const w = new SerialFileWriter(path, await Deno.open(path, { write: true }), { durable: true });
+   * await w.write(new Uint8Array([1, 2, 3]));
+   * await w.close();
+   * assert.deepEqual([...await Deno.readFile(path)], [1, 2, 3]);
+   * await Deno.remove(path);
+   * ```
+   */
+  write(bytes: Uint8Array): Promise<void> {
+    const file = this.#file;
+    if (file === null) {
+      return Promise.reject(new Error(`${this.#owner}: ${this.path} is closed; open a new one`));
+    }
+    const done = this.#chain.then(async () => {
+      let at = await file.write(bytes);
+      // A regular file takes the whole buffer in one write on Linux and macOS; the loop only
+      // guards against a short write (full disk), where finishing the record beats leaving it
+      // torn.
+      while (at < bytes.length) at += await file.write(bytes.subarray(at));
+      if (this.#durable) await file.syncData();
+    });
+    // A failure belongs to its own call; the next write must not inherit the rejection.
+    this.#chain = done.catch(() => {});
+    return done;
+  }
+
+  /**
+   * Waits for pending writes and closes the file. Idempotent.
+   *
+   * @example Usage
+   * ```ts
+   * import { SerialFileWriter } from "@rlvr/common/fs";
+   * const path = await Deno.makeTempFile();
+   * const w = new SerialFileWriter(path, await Deno.open(path, { write: true }));
+   * await w.close();
+   * await w.close();
+   * await Deno.remove(path);
+   * ```
+   */
+  async close(): Promise<void> {
+    const file = this.#file;
+    if (file === null) return;
+    this.#file = null;
+    await this.#chain;
+    file.close();
+  }
+}
+
+/**
  * An append-only text file of whole lines, one `write` call per {@link AppendFile.append}
  * (see the module doc); appends run in call order.
  *
@@ -154,25 +292,18 @@ export class AppendFile {
   readonly repairedBytes: number;
   /** Whether the file held data when it was opened (a resumed run). */
   readonly existed: boolean;
-  #file: Deno.FsFile | null;
-  #durable: boolean;
-  #owner: string;
-  #chain: Promise<void> = Promise.resolve();
+  #out: SerialFileWriter;
 
   private constructor(
     path: string,
-    file: Deno.FsFile,
+    out: SerialFileWriter,
     repairedBytes: number,
     existed: boolean,
-    durable: boolean,
-    owner: string,
   ) {
     this.path = path;
-    this.#file = file;
+    this.#out = out;
     this.repairedBytes = repairedBytes;
     this.existed = existed;
-    this.#durable = durable;
-    this.#owner = owner;
   }
 
   /**
@@ -219,7 +350,8 @@ export class AppendFile {
       }
     }
     const file = await Deno.open(path, { append: true, create: true });
-    return new AppendFile(path, file, repaired, size > 0, options.durable ?? false, owner);
+    const out = new SerialFileWriter(path, file, { durable: options.durable ?? false, owner });
+    return new AppendFile(path, out, repaired, size > 0);
   }
 
   /**
@@ -261,7 +393,7 @@ export class AppendFile {
    * ```
    */
   get closed(): boolean {
-    return this.#file === null;
+    return this.#out.closed;
   }
 
   /**
@@ -282,20 +414,7 @@ export class AppendFile {
    * ```
    */
   append(text: string): Promise<void> {
-    const file = this.#file;
-    if (file === null) {
-      return Promise.reject(new Error(`${this.#owner}: ${this.path} is closed; open a new one`));
-    }
-    const bytes = encoder.encode(text);
-    const done = this.#chain.then(async () => {
-      let at = await file.write(bytes);
-      // A regular file takes the whole buffer in one write on Linux and macOS; the loop only
-      // guards against a short write (full disk), where finishing the line beats leaving it torn.
-      while (at < bytes.length) at += await file.write(bytes.subarray(at));
-      if (this.#durable) await file.syncData();
-    });
-    this.#chain = done.catch(() => {});
-    return done;
+    return this.#out.write(encoder.encode(text));
   }
 
   /**
@@ -311,12 +430,8 @@ export class AppendFile {
    * await Deno.remove(path);
    * ```
    */
-  async close(): Promise<void> {
-    const file = this.#file;
-    if (file === null) return;
-    this.#file = null;
-    await this.#chain;
-    file.close();
+  close(): Promise<void> {
+    return this.#out.close();
   }
 }
 

@@ -21,6 +21,7 @@
  */
 
 import { join } from "node:path";
+import { atomicTemporaryTarget, writeFileAtomic } from "@rlvr/common/fs";
 import { saveSafetensors } from "@rlvr/tensor/fs";
 import {
   type Checkpoint,
@@ -36,9 +37,20 @@ import {
 import { dirSource } from "./file_source.ts";
 
 const SHARD_NAME = /^model-\d{5}-of-\d{5}\.safetensors$/;
-/** Temporary files of this module's (and `saveSafetensors`') atomic writes. */
-const OWN_TEMPORARY =
-  /^(config\.json|generation_config\.json|model\.safetensors(\.index\.json)?|model-\d{5}-of-\d{5}\.safetensors)\.tmp-[0-9a-f]{12}$/;
+/** The files this module (and `saveSafetensors`) write, whose temporaries it may remove. */
+const OWN_FILE =
+  /^(config\.json|generation_config\.json|model\.safetensors(\.index\.json)?|model-\d{5}-of-\d{5}\.safetensors)$/;
+/**
+ * Temporaries named `<file>.tmp-<12 hex digits>`, as saves wrote them before they moved to
+ * `writeFileAtomic`: a folder saved into by an older version may still hold some.
+ */
+const OLD_TEMPORARY = /^(.+)\.tmp-[0-9a-f]{12}$/;
+
+/** Whether `name` is a temporary of one of this module's files (a killed save left it). */
+function ownTemporary(name: string): boolean {
+  const target = atomicTemporaryTarget(name) ?? OLD_TEMPORARY.exec(name)?.[1] ?? null;
+  return target !== null && OWN_FILE.test(target);
+}
 
 /**
  * Loads a Hugging Face checkpoint folder: `config.json` (Llama / Qwen2 / Qwen3, see
@@ -102,27 +114,11 @@ export async function loadCheckpoint(
   return await loadCheckpointFrom(dirSource(dir), { fn: "loadCheckpoint", arg: "dir" }, options);
 }
 
-function randomSuffix(): string {
-  const b = crypto.getRandomValues(new Uint8Array(6));
-  return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
-}
-
-/** Writes text atomically: a temporary file in the same folder, fsync, rename. */
+/** Writes text with `writeFileAtomic`; a failure names the file and the save. */
 async function writeTextAtomic(path: string, text: string): Promise<void> {
-  const tmp = `${path}.tmp-${randomSuffix()}`;
-  const bytes = new TextEncoder().encode(text);
   try {
-    const f = await Deno.open(tmp, { write: true, createNew: true });
-    try {
-      let at = 0;
-      while (at < bytes.length) at += await f.write(bytes.subarray(at));
-      await f.sync();
-    } finally {
-      f.close();
-    }
-    await Deno.rename(tmp, path);
+    await writeFileAtomic(path, text);
   } catch (e) {
-    await Deno.remove(tmp).catch(() => {});
     throw new Error(
       `saveCheckpoint: could not write ${path} (the previous file, if any, is unchanged): ${
         (e as Error).message
@@ -181,7 +177,7 @@ export async function saveCheckpoint(
   for await (const e of Deno.readDir(dir)) {
     const stale = e.isFile && !written.has(e.name) &&
       (e.name === WEIGHTS_FILE || e.name === INDEX_FILE || SHARD_NAME.test(e.name) ||
-        OWN_TEMPORARY.test(e.name));
+        ownTemporary(e.name));
     if (stale) await Deno.remove(join(dir, e.name));
   }
 }

@@ -346,6 +346,21 @@ Deno.test("re-saving in another layout removes stale weight files and keeps othe
   });
 });
 
+Deno.test("a save removes the temporaries a killed save left, of either naming, and only its own", async () => {
+  await withDir(async (dir) => {
+    const leftovers = [
+      ".model.safetensors.tmp-4242-1a2b3c", // writeFileAtomic's naming
+      ".config.json.tmp-17-zz",
+      "model-00001-of-00002.safetensors.tmp-0123456789ab", // the naming of earlier versions
+      "generation_config.json.tmp-ba9876543210",
+    ];
+    const others = [".notes.txt.tmp-1-a", "notes.txt.tmp-0123456789ab", "tokenizer.json"];
+    for (const name of [...leftovers, ...others]) await Deno.writeTextFile(join(dir, name), "x");
+    await saveCheckpoint(dir, { config: modelConfig(QWEN2), params: randomParams(QWEN2, 8) });
+    assert.deepEqual(listDir(dir), ["config.json", "model.safetensors", ...others].sort());
+  });
+});
+
 Deno.test("model.safetensors wins over an index when both exist (as in transformers)", async () => {
   await withDir(async (dir) => {
     const config = modelConfig(QWEN2);

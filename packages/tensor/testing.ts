@@ -1,8 +1,10 @@
 /**
  * Test helpers: `assertClose` for numbers and arrays with a report of the worst element,
- * `gradcheck`, which compares autograd gradients with central finite differences, and
- * `webgpuSuite`, which registers tests on a WebGPU backend that are skipped without an adapter,
- * except under `CI=true`, where they fail (so CI cannot lose its GPU coverage silently).
+ * `gradcheck`, which compares autograd gradients with central finite differences,
+ * `runParityCase`, which runs one backend-vs-oracle case on one backend (outputs and leaf
+ * gradients read back, buffer leaks refused), and `webgpuSuite`, which registers tests on a
+ * WebGPU backend that are skipped without an adapter, except under `CI=true`, where they fail (so
+ * CI cannot lose its GPU coverage silently).
  *
  * Run gradient checks on `createCpuBackend({ precision: "f64" })`: with float64 arithmetic a
  * step of 1e-6 gives about 1e-8 relative error, so tolerances can stay tight (1e-5) and a wrong
@@ -11,14 +13,15 @@
  * @module
  */
 
-import type { Backend } from "./backend/types.ts";
+import type { Backend, HostArray } from "./backend/types.ts";
 import { selectBackend } from "./backend/select.ts";
-import { keep, noGrad, tidy } from "./runtime.ts";
+import { keep, noGrad, tidy, withBackend } from "./runtime.ts";
 import { tensor } from "./creation.ts";
+import type { DType } from "./dtype.ts";
 import { Rng } from "./random.ts";
 import type { Tensor } from "./tensor.ts";
 
-export type { Backend, Tensor };
+export type { Backend, DType, HostArray, Tensor };
 
 /** Tolerances: `|a − e| <= atol + rtol·|e|` per element. */
 export interface CloseOptions {
@@ -182,6 +185,131 @@ export async function gradcheck(
     });
   }
   weights.dispose();
+}
+
+/** A leaf of a {@link ParityCase}: host values and the tensor built from them. */
+export interface ParityLeaf {
+  /** The values, row-major. */
+  values: readonly number[];
+  /** The shape. */
+  shape: readonly number[];
+  /** The element type (default f32). */
+  dtype?: DType;
+  /** Whether the leaf records a gradient (default false). */
+  requiresGrad?: boolean;
+}
+
+/** One computation run by {@link runParityCase}: the same on the oracle and on each backend. */
+export interface ParityCase {
+  /** Names the case in the leak error. */
+  name: string;
+  /** The leaves, built on the backend in this order and passed to `fn`. */
+  leaves: readonly ParityLeaf[];
+  /** The computation, written against the public ops. */
+  fn: (...xs: Tensor[]) => Tensor | Tensor[];
+  /**
+   * The case's seed: the upstream weights are drawn from `new Rng(seed + 7919)`, an offset that
+   * keeps them apart from leaf values a caller draws from `new Rng(seed)`.
+   */
+  seed: number;
+}
+
+/** What {@link runParityCase} read back from one backend. */
+export interface ParityRun {
+  /** Every output of `fn`, in order. */
+  outs: HostArray[];
+  /** Each leaf's gradient, or null for a leaf without one. */
+  grads: (HostArray | null)[];
+  /** The upstream weights drawn, one array per differentiable output (empty without backward). */
+  weights: number[][];
+}
+
+/**
+ * Runs one parity case on `backend`: builds the leaves, runs `fn` in a `tidy` scope (its
+ * intermediates die with the scope; what backward needs is kept alive by the graph), and, when
+ * some leaf requires a gradient and some f32 output is differentiable, back-propagates
+ * `Σ_k sum(out_k · w_k)` with seeded weights `w_k` in [−1, 1), so every output element reaches
+ * the gradients. The outputs and leaf gradients are copied to the host, everything is disposed,
+ * and the backend must end with as many live buffers as it started with. Run the same case on an
+ * oracle and on the backend under test and compare the results (with {@link assertClose}): the
+ * weights are the same on both.
+ *
+ * @param backend The backend to run on (made current for the run).
+ * @param c The leaves, the computation and the seed.
+ * @returns The outputs, the leaf gradients and the weights drawn.
+ * @throws Error naming the case and the backend when a buffer is left alive.
+ *
+ * @example Usage
+ * ```ts
+ * import { createCpuBackend } from "@rlvr/tensor";
+ * import { assertClose, type ParityCase, runParityCase } from "@rlvr/tensor/testing";
+ * import assert from "node:assert/strict";
+ * const square: ParityCase = {
+ *   name: "square",
+ *   leaves: [{ values: [1, 2, 3], shape: [3], requiresGrad: true }],
+ *   fn: (x) => x.mul(x),
+ *   seed: 1,
+ * };
+ * const want = await runParityCase(createCpuBackend({ precision: "f64" }), square);
+ * const got = await runParityCase(createCpuBackend(), square);
+ * assertClose(got.outs[0]!, want.outs[0]!);
+ * assertClose(got.grads[0]!, want.grads[0]!); // 2·w·x, the same w on both
+ * assert.deepEqual(got.weights, want.weights);
+ * ```
+ */
+export async function runParityCase(backend: Backend, c: ParityCase): Promise<ParityRun> {
+  const before = backend.memory().liveBuffers;
+  const weights: number[][] = [];
+  const result = await withBackend(backend, async () => {
+    const leaves = c.leaves.map((l) =>
+      tensor(l.values, {
+        shape: l.shape,
+        dtype: l.dtype ?? "f32",
+        backend,
+        requiresGrad: l.requiresGrad ?? false,
+      })
+    );
+    const raw = tidy(() => c.fn(...leaves));
+    const outs = Array.isArray(raw) ? raw : [raw];
+    const wrng = new Rng(c.seed + 7919);
+    const diff = outs.filter((o) => o.dtype === "f32" && o.requiresGrad);
+    if (diff.length > 0 && leaves.some((l) => l.requiresGrad)) {
+      let loss: Tensor | null = null;
+      for (const o of diff) {
+        const wv = Array.from({ length: o.size }, () => wrng.uniform() * 2 - 1);
+        weights.push(wv);
+        const w = tensor(wv, { shape: o.shape, backend });
+        const prod = o.mul(w);
+        const s = prod.sum();
+        prod.dispose();
+        w.dispose();
+        if (loss === null) loss = s;
+        else {
+          const next: Tensor = loss.add(s);
+          loss.dispose();
+          s.dispose();
+          loss = next;
+        }
+      }
+      loss!.backward();
+      loss!.dispose();
+    }
+    const hostOuts: HostArray[] = [];
+    for (const o of outs) hostOuts.push(await o.data());
+    const grads: (HostArray | null)[] = [];
+    for (const l of leaves) grads.push(l.grad === null ? null : await l.grad.data());
+    for (const o of outs) o.dispose();
+    for (const l of leaves) l.dispose();
+    return { outs: hostOuts, grads };
+  });
+  const after = backend.memory().liveBuffers;
+  if (after !== before) {
+    throw new Error(
+      `${c.name}: ${backend.name} leaked ${after - before} buffers (live before ${before}, ` +
+        `after ${after}); some tensor of the case is not disposed`,
+    );
+  }
+  return { ...result, weights };
 }
 
 /** What {@link webgpuSuite} returns. */

@@ -2,24 +2,17 @@
  * Running the parity checks (`checks.ts`): each check on the oracle and on every backend
  * present, outputs and leaf gradients compared, one result row per comparison.
  *
- * A run of a check on one backend mirrors `backend/webgpu/_test_utils.ts` of `@rlvr/tensor`
- * (private to that package, hence not imported): the leaves are built from seeded host values,
- * the computation runs in a `tidy` scope, `Σ_k sum(out_k · w_k)` with seeded weights `w_k` in
+ * A run of a check on one backend is `runParityCase` of `@rlvr/tensor/testing`, the runner of
+ * that package's WebGPU parity tests: the leaves are built from seeded host values, the
+ * computation runs in a `tidy` scope, `Σ_k sum(out_k · w_k)` with seeded weights `w_k` in
  * [−1, 1) is back-propagated, the outputs and gradients are read back, and the backend must end
  * with as many live buffers as it started with.
  *
  * @module
  */
 
-import {
-  type Backend,
-  type HostArray,
-  Rng,
-  type Tensor,
-  tensor,
-  tidy,
-  withBackend,
-} from "@rlvr/tensor";
+import { type Backend, type HostArray, Rng } from "@rlvr/tensor";
+import { type ParityRun, runParityCase } from "@rlvr/tensor/testing";
 import type { CheckedBackend, Leaf, ParityCheck } from "./checks.ts";
 import { compareValues, describeTolerance, type Tolerance } from "./compare.ts";
 import { matmulLimits } from "./matmul_bound.ts";
@@ -60,9 +53,8 @@ export interface ParityBackends {
   webgpu: Backend | null;
 }
 
-interface Values {
-  outs: HostArray[];
-  grads: (HostArray | null)[];
+/** A check's run on one backend, with its wall time (ms). */
+interface Values extends ParityRun {
   ms: number;
 }
 
@@ -73,69 +65,27 @@ function leafValues(leaf: Leaf, rng: Rng): number[] {
   return Array.from({ length: size }, () => map(rng.normal()));
 }
 
-/** The leaf values and upstream weights of a check (the same on every backend). */
-function hostInputs(check: ParityCheck): { leaves: number[][]; rng: Rng } {
+/** The leaf values of a check (the same on every backend). */
+function hostLeaves(check: ParityCheck): number[][] {
   const rng = new Rng(check.seed);
-  return { leaves: check.leaves.map((l) => leafValues(l, rng)), rng: new Rng(check.seed + 7919) };
+  return check.leaves.map((l) => leafValues(l, rng));
 }
 
-async function runOn(
-  backend: Backend,
-  check: ParityCheck,
-): Promise<Values & { weights: number[][] }> {
+async function runOn(backend: Backend, check: ParityCheck): Promise<Values> {
   const t0 = performance.now();
-  const before = backend.memory().liveBuffers;
-  const { leaves: values, rng: wrng } = hostInputs(check);
-  const weights: number[][] = [];
-  const result = await withBackend(backend, async () => {
-    const leaves = check.leaves.map((l, i) =>
-      tensor(values[i]!, {
-        shape: l.shape,
-        dtype: l.dtype ?? "f32",
-        backend,
-        requiresGrad: check.grads && (l.dtype ?? "f32") === "f32" && l.grad !== false,
-      })
-    );
-    const raw = tidy(() => check.fn(...leaves));
-    const outs = Array.isArray(raw) ? raw : [raw];
-    const diff = outs.filter((o) => o.dtype === "f32" && o.requiresGrad);
-    if (check.grads && diff.length > 0) {
-      let loss: Tensor | null = null;
-      for (const o of diff) {
-        const wv = Array.from({ length: o.size }, () => wrng.uniform() * 2 - 1);
-        weights.push(wv);
-        const w = tensor(wv, { shape: o.shape, backend });
-        const prod = o.mul(w);
-        const s = prod.sum();
-        prod.dispose();
-        w.dispose();
-        if (loss === null) loss = s;
-        else {
-          const next: Tensor = loss.add(s);
-          loss.dispose();
-          s.dispose();
-          loss = next;
-        }
-      }
-      loss!.backward();
-      loss!.dispose();
-    }
-    const hostOuts: HostArray[] = [];
-    for (const o of outs) hostOuts.push(await o.data());
-    const grads: (HostArray | null)[] = [];
-    for (const l of leaves) grads.push(l.grad === null ? null : await l.grad.data());
-    for (const o of outs) o.dispose();
-    for (const l of leaves) l.dispose();
-    return { outs: hostOuts, grads };
+  const values = hostLeaves(check);
+  const run = await runParityCase(backend, {
+    name: check.name,
+    leaves: check.leaves.map((l, i) => ({
+      values: values[i]!,
+      shape: l.shape,
+      dtype: l.dtype ?? "f32",
+      requiresGrad: check.grads && (l.dtype ?? "f32") === "f32" && l.grad !== false,
+    })),
+    fn: check.fn,
+    seed: check.seed,
   });
-  const after = backend.memory().liveBuffers;
-  if (after !== before) {
-    throw new Error(
-      `${check.name}: ${backend.name} leaked ${after - before} buffers (live before ${before}, ` +
-        `after ${after}); some tensor of the check is not disposed`,
-    );
-  }
-  return { ...result, weights, ms: performance.now() - t0 };
+  return { ...run, ms: performance.now() - t0 };
 }
 
 /** Per-element limits of a `bound` tolerance: [outputs..., gradients...]. */
@@ -146,7 +96,7 @@ function limitsOf(check: ParityCheck, weights: number[][]): {
   if (check.matmul === undefined) {
     throw new Error(`${check.name}: a "bound" tolerance needs the check's matmul geometry`);
   }
-  const { leaves } = hostInputs(check);
+  const leaves = hostLeaves(check);
   const g = weights[0] ?? new Array(check.matmul.m * check.matmul.n).fill(0);
   const lim = matmulLimits(check.matmul, leaves[0]!, leaves[1]!, g);
   return { outs: [lim.out], grads: [lim.gradA, lim.gradB] };
@@ -205,7 +155,7 @@ export async function runParity(
   };
   for (const check of checks) {
     const base = { check: check.name, shape: check.shape };
-    let want: Values & { weights: number[][] };
+    let want: Values;
     try {
       want = await runOn(backends.oracle, check);
     } catch (e) {

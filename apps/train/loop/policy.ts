@@ -28,6 +28,7 @@ import {
 import { type Qwen2VLOptions, qwen2VLOptionsFromConfig } from "@rlvr/image";
 import type { Tensor } from "@rlvr/tensor";
 import { assetLocation, fetchBytes, isRemote } from "../_assets.ts";
+import { policyStopIds } from "./policy_files.ts";
 
 /**
  * The folder of the shipped tiny checkpoint: a path, or a URL ending in `/` when this module was
@@ -145,24 +146,8 @@ export function stopTokenIds(
   config: ModelConfig,
   generationConfig: Record<string, unknown> | null,
 ): number[] {
-  const fromGeneration = generationConfig?.eos_token_id;
-  const listed = Array.isArray(fromGeneration)
-    ? fromGeneration
-    : fromGeneration == null
-    ? []
-    : [fromGeneration];
-  listed.forEach((id, i) => {
-    if (!Number.isInteger(id) || (id as number) < 0 || (id as number) >= config.vocabSize) {
-      throw new RangeError(
-        `loadPolicy: generation_config.json eos_token_id${
-          Array.isArray(fromGeneration) ? `[${i}]` : ""
-        } is ${JSON.stringify(id)}; use a token id in [0, ${config.vocabSize}) or remove it`,
-      );
-    }
-  });
-  return [
-    ...new Set([...tokenizer.eosTokenIds, ...config.eosTokenIds, ...(listed as number[])]),
-  ];
+  // One rule for folders and fetched bytes: policy_files.ts holds it (no file system there).
+  return policyStopIds(tokenizer, config, generationConfig);
 }
 
 /**

@@ -26,6 +26,7 @@
  */
 
 import { join } from "node:path";
+import { SerialFileWriter } from "@rlvr/common/fs";
 import { encodeEvent, eventStep, type SummaryValue } from "./_event_proto.ts";
 import { encodeTfRecord, readTfRecords } from "./tfrecord.ts";
 import { type MetricsRecord, type MetricsSink, recordEntries } from "./types.ts";
@@ -121,16 +122,13 @@ export interface TensorBoardWriterOptions {
 export class TensorBoardWriter {
   /** The event file's path. */
   readonly path: string;
-  #file: Deno.FsFile | null;
+  #out: SerialFileWriter;
   #now: () => number;
-  #durable: boolean;
-  #chain: Promise<void> = Promise.resolve();
 
   private constructor(path: string, file: Deno.FsFile, now: () => number, durable: boolean) {
     this.path = path;
-    this.#file = file;
+    this.#out = new SerialFileWriter(path, file, { durable, owner: "TensorBoardWriter" });
     this.#now = now;
-    this.#durable = durable;
   }
 
   /**
@@ -183,18 +181,7 @@ export class TensorBoardWriter {
   }
 
   #write(step: number, body: Parameters<typeof encodeEvent>[2]): Promise<void> {
-    const file = this.#file;
-    if (file === null) {
-      return Promise.reject(new Error(`TensorBoardWriter: ${this.path} is closed; open a new one`));
-    }
-    const bytes = encodeTfRecord(encodeEvent(this.#now() / 1000, step, body));
-    const done = this.#chain.then(async () => {
-      let at = await file.write(bytes);
-      while (at < bytes.length) at += await file.write(bytes.subarray(at));
-      if (this.#durable) await file.syncData();
-    });
-    this.#chain = done.catch(() => {});
-    return done;
+    return this.#out.write(encodeTfRecord(encodeEvent(this.#now() / 1000, step, body)));
   }
 
   /**
@@ -285,12 +272,8 @@ export class TensorBoardWriter {
    * await Deno.remove(dir, { recursive: true });
    * ```
    */
-  async close(): Promise<void> {
-    const file = this.#file;
-    if (file === null) return;
-    this.#file = null;
-    await this.#chain;
-    file.close();
+  close(): Promise<void> {
+    return this.#out.close();
   }
 }
 

@@ -6,10 +6,10 @@
  * - **Whole-file reads.** Deno has no mmap, so a file is read into memory once with
  *   `Deno.readFile` and tensors are decoded from that buffer. A sharded checkpoint is loaded one
  *   shard at a time, so the peak is one shard's bytes plus the tensors made so far.
- * - **Atomic saves.** {@link saveSafetensors} writes to `<path>.tmp-<random>` in the same
- *   directory, flushes it to disk (`fsync`), then renames it over `<path>`. A rename within one
- *   directory is atomic, so a reader (or a crash) sees either the old file or the complete new
- *   one, never a half-written checkpoint. On failure the temporary file is removed.
+ * - **Atomic saves.** {@link saveSafetensors} writes with `writeFileAtomic` of `@rlvr/common/fs`:
+ *   a temporary file in the same directory, flushed to disk, then renamed over `<path>`. A rename
+ *   within one directory is atomic, so a reader (or a crash) sees either the old file or the
+ *   complete new one, never a half-written checkpoint. On failure the temporary file is removed.
  * - **Sharded checkpoints load each shard once**, materialising only the tensors the index maps
  *   to it. Shard names must be relative paths inside the index's directory (no `..`, not
  *   absolute), so an index cannot point the loader at arbitrary files.
@@ -17,6 +17,7 @@
  * @module
  */
 
+import { writeFileAtomic } from "@rlvr/common/fs";
 import type { Tensor } from "../tensor.ts";
 import {
   parseSafetensors,
@@ -120,29 +121,14 @@ export async function loadSafetensors(
   return parsed.tensors(options);
 }
 
-function randomSuffix(): string {
-  const b = crypto.getRandomValues(new Uint8Array(6));
-  return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
-}
-
 /**
- * Writes `bytes` to `path` atomically: a temporary file in the same directory, `fsync`, then a
- * rename over `path`. Needs `--allow-write`.
+ * Writes `bytes` to `path` atomically with `writeFileAtomic` (see the module doc); a failure is
+ * a {@link SafetensorsError} naming the file. Needs `--allow-write`.
  */
 async function writeAtomic(path: string, bytes: Uint8Array): Promise<void> {
-  const tmp = `${path}.tmp-${randomSuffix()}`;
   try {
-    const f = await Deno.open(tmp, { write: true, createNew: true });
-    try {
-      let at = 0;
-      while (at < bytes.length) at += await f.write(bytes.subarray(at));
-      await f.sync();
-    } finally {
-      f.close();
-    }
-    await Deno.rename(tmp, path);
+    await writeFileAtomic(path, bytes);
   } catch (e) {
-    await Deno.remove(tmp).catch(() => {});
     throw new SafetensorsError(
       path,
       undefined,
@@ -153,8 +139,9 @@ async function writeAtomic(path: string, bytes: Uint8Array): Promise<void> {
 
 /**
  * Serializes tensors (see `serializeSafetensors`) and writes them to `path` atomically: the data
- * goes to `<path>.tmp-<random>` in the same directory, is flushed to disk, and is then renamed over
- * `path`, so a crash never leaves a half-written checkpoint. Needs `--allow-write`.
+ * goes to a temporary file in the same directory (`writeFileAtomic` of `@rlvr/common/fs`), is
+ * flushed to disk, and is then renamed over `path`, so a crash never leaves a half-written
+ * checkpoint. Needs `--allow-write`.
  *
  * @param path Destination file (overwritten if it exists).
  * @param tensors Name → tensor.

@@ -4,7 +4,8 @@
  * parity harness. Private to the package's tests.
  *
  * Parity: a case is a list of host-side leaves and a function of tensors written against the
- * public ops. The same function runs on the CPU backend (f32 storage, the oracle) and on WebGPU;
+ * public ops. The same function runs on the CPU backend (f32 storage, the oracle) and on WebGPU
+ * through `runParityCase` of `testing.ts` (the runner the playground's parity page uses too);
  * every output is compared, then `Σ_k sum(out_k · w_k)` with seeded random weights `w_k` is
  * back-propagated on both and every leaf gradient is compared. Both backends must also end with
  * the live-buffer counters they started with.
@@ -13,14 +14,12 @@
  */
 
 import { createCpuBackend } from "../cpu/cpu_backend.ts";
-import type { Backend, HostArray } from "../types.ts";
+import type { Backend } from "../types.ts";
 import type { DType } from "../../dtype.ts";
-import { tensor } from "../../creation.ts";
 import { Rng } from "../../random.ts";
-import { tidy, withBackend } from "../../runtime.ts";
 import { sizeOf } from "../../shape.ts";
 import type { Tensor } from "../../tensor.ts";
-import { assertClose } from "../../testing.ts";
+import { assertClose, type ParityRun, runParityCase } from "../../testing.ts";
 import { createWebGpuBackend, type WebGpuBackend } from "./webgpu_backend.ts";
 
 function env(name: string): string | undefined {
@@ -113,70 +112,27 @@ export interface ParityCase {
   gradTol?: Tol;
 }
 
-interface Result {
-  outs: HostArray[];
-  grads: (HostArray | null)[];
-}
-
 function leafValues(leaf: Leaf, rng: Rng): number[] {
   if (leaf.values !== undefined) return [...leaf.values];
   const map = leaf.map ?? ((v: number) => v);
   return Array.from({ length: sizeOf(leaf.shape) }, () => map(rng.normal()));
 }
 
-async function runOn(backend: Backend, c: ParityCase): Promise<Result> {
-  const before = backend.memory().liveBuffers;
-  const rng = new Rng(c.seed ?? 0);
-  const values = c.leaves.map((l) => leafValues(l, rng));
-  const result = await withBackend(backend, async () => {
-    const leaves = c.leaves.map((l, i) =>
-      tensor(values[i]!, {
-        shape: l.shape,
-        dtype: l.dtype ?? "f32",
-        backend,
-        requiresGrad: (l.dtype ?? "f32") === "f32" && l.grad !== false,
-      })
-    );
-    // Intermediates die with the scope; what backward needs is kept alive by the graph.
-    const raw = tidy(() => c.fn(...leaves));
-    const outs = Array.isArray(raw) ? raw : [raw];
-    const wrng = new Rng((c.seed ?? 0) + 7919);
-    const diff = outs.filter((o) => o.dtype === "f32" && o.requiresGrad);
-    if (diff.length > 0 && leaves.some((l) => l.requiresGrad)) {
-      let loss: Tensor | null = null;
-      for (const o of diff) {
-        const w = tensor(Array.from({ length: o.size }, () => wrng.uniform() * 2 - 1), {
-          shape: o.shape,
-          backend,
-        });
-        const prod = o.mul(w);
-        const s = prod.sum();
-        prod.dispose();
-        w.dispose();
-        if (loss === null) loss = s;
-        else {
-          const next: Tensor = loss.add(s);
-          loss.dispose();
-          s.dispose();
-          loss = next;
-        }
-      }
-      loss!.backward();
-      loss!.dispose();
-    }
-    const hostOuts: HostArray[] = [];
-    for (const o of outs) hostOuts.push(await o.data());
-    const grads: (HostArray | null)[] = [];
-    for (const l of leaves) grads.push(l.grad === null ? null : await l.grad.data());
-    for (const o of outs) o.dispose();
-    for (const l of leaves) l.dispose();
-    return { outs: hostOuts, grads };
+/** Runs `c` on `backend` through the package's shared parity runner. */
+function runOn(backend: Backend, c: ParityCase): Promise<ParityRun> {
+  const seed = c.seed ?? 0;
+  const rng = new Rng(seed);
+  return runParityCase(backend, {
+    name: c.name,
+    leaves: c.leaves.map((l) => ({
+      values: leafValues(l, rng),
+      shape: l.shape,
+      dtype: l.dtype ?? "f32",
+      requiresGrad: (l.dtype ?? "f32") === "f32" && l.grad !== false,
+    })),
+    fn: c.fn,
+    seed,
   });
-  const after = backend.memory().liveBuffers;
-  if (after !== before) {
-    throw new Error(`${c.name}: ${backend.name} leaked ${after - before} buffers`);
-  }
-  return result;
 }
 
 /** Runs `c` on the CPU oracle and on `gpu` and compares outputs and leaf gradients. */
