@@ -489,7 +489,9 @@ natsTest(
     const workerEnv = { NATS_USER: "worker", NATS_PASSWORD: AUTH_USERS.worker };
     const w1 = worker(server.url, "w1", [], workerEnv);
     let w2: ProcessLines | null = null;
-    Deno.env.set("NATS_PASSWORD", AUTH_USERS.trainer);
+    // The trainer's password from a file, not NATS_PASSWORD: Deno.env is the whole test
+    // process's, and with --parallel other files' trainers would find it and refuse to start.
+    const passwordFile = await tempFile(`${AUTH_USERS.trainer}\n`);
     Deno.env.set("RLVR_NATS_ACK_WAIT_MS", "3000");
     // the attacker: a client with credentials of its own (a compromised peer)
     await using peer = await connect({ servers: server.url, user: "peer", pass: AUTH_USERS.peer });
@@ -503,7 +505,7 @@ natsTest(
           "rollout.mode=async",
           "rollout.workers=2",
           `rollout.nats=${server.url}`,
-          "rollout.natsAuth={user: trainer}",
+          `rollout.natsAuth={user: trainer, passwordFile: ${passwordFile}}`,
           "trainer.saveEvery=0",
         ],
       });
@@ -580,8 +582,8 @@ natsTest(
       assert.match(yaml, /natsAuth:\n\s+user: trainer/);
       assertNoSecret([yaml], Object.values(AUTH_USERS));
     } finally {
-      Deno.env.delete("NATS_PASSWORD");
       Deno.env.delete("RLVR_NATS_ACK_WAIT_MS");
+      await Deno.remove(passwordFile);
       await w1.kill();
       await w2?.kill();
       await Deno.remove(out, { recursive: true });
