@@ -44,3 +44,18 @@ export async function artifactDir(): Promise<string> {
   }
   return await Deno.makeTempDir({ prefix: "rlvr-playground-artifacts-" });
 }
+
+/** The files of the shipped `builtin:tiny` checkpoint (apps/train/checkpoints/tiny/), by name. */
+export async function tinyCheckpointFiles(): Promise<Map<string, Uint8Array>> {
+  const dir = new URL("../train/checkpoints/tiny/", import.meta.url);
+  const names = [
+    "config.json",
+    "generation_config.json",
+    "model.safetensors",
+    "tokenizer.json",
+    "tokenizer_config.json",
+  ];
+  const files = new Map<string, Uint8Array>();
+  for (const name of names) files.set(name, await Deno.readFile(new URL(name, dir)));
+  return files;
+}

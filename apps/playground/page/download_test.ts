@@ -8,20 +8,9 @@ import { policyFromFiles } from "../../train/loop/policy_files.ts";
 import { wasmBackend } from "./backend.ts";
 import { jsonl, modelFiles, zipFiles } from "./download.ts";
 import { PlaygroundRun } from "./playground_run.ts";
+import { tinyCheckpointFiles } from "../_test_utils.ts";
 
-const TINY = new URL("../../train/checkpoints/tiny/", import.meta.url);
-const files = new Map<string, Uint8Array>();
-for (
-  const name of [
-    "config.json",
-    "generation_config.json",
-    "model.safetensors",
-    "tokenizer.json",
-    "tokenizer_config.json",
-  ]
-) {
-  files.set(name, await Deno.readFile(new URL(name, TINY)));
-}
+const files = await tinyCheckpointFiles();
 
 Deno.test("modelFiles + zipFiles: the trained model unzipped loads as the trained policy (weights, value head, tokenizer)", async () => {
   const previous = getBackend();

@@ -8,20 +8,9 @@ import { wasmBackend } from "./backend.ts";
 import { buildCatalog } from "./catalog_build.ts";
 import { applyOverrides, setFlags } from "./knobs.ts";
 import { PlaygroundRun } from "./playground_run.ts";
+import { tinyCheckpointFiles } from "../_test_utils.ts";
 
-const TINY = new URL("../../train/checkpoints/tiny/", import.meta.url);
-const files = new Map<string, Uint8Array>();
-for (
-  const name of [
-    "config.json",
-    "generation_config.json",
-    "model.safetensors",
-    "tokenizer.json",
-    "tokenizer_config.json",
-  ]
-) {
-  files.set(name, await Deno.readFile(new URL(name, TINY)));
-}
+const files = await tinyCheckpointFiles();
 
 /** Runs `fn` and puts the default backend back (a run makes its backend the default). */
 async function keepingBackend<T>(fn: () => Promise<T>): Promise<T> {
