@@ -6,8 +6,8 @@
  * Each run is stopped after a few steps and resumed (the same session continues), the page must
  * log no error, throw nothing and load every resource, and it must need no network once loaded
  * (its server is closed before Start). A screenshot of each finished page is saved
- * (`$RLVR_ARTIFACTS/playground`, else a temporary directory); with `RLVR_UPDATE_SCREENSHOT=1`
- * the WebGPU one is also written to `apps/playground/playground.png` (the README's).
+ * (`$RLVR_ARTIFACTS/playground`, else a temporary directory); the README's picture, of a run
+ * long enough to learn, is made by `screenshot.ts`.
  *
  * Tolerances (decided before comparing):
  *
@@ -248,9 +248,6 @@ Deno.test({
           const state = await page.evaluate<PlaygroundState>("window.__playground");
           const shot = join(artifacts, `playground_${device}.png`);
           await page.screenshot(shot);
-          if (device === "webgpu" && Deno.env.get("RLVR_UPDATE_SCREENSHOT") === "1") {
-            await Deno.copyFile(shot, join(HERE, "playground.png"));
-          }
           const wall = (performance.now() - started) / 1000;
           console.log(
             `${device}: ${state.backend?.line}; ${state.step} steps in ${
