@@ -73,15 +73,19 @@ Deno.test("server: a missing binary is a NatsServerMissingError that says how to
   assert.match(err.message, /apt-get install -y nats-server/);
 });
 
-Deno.test("findNatsServer: NATS_SERVER_BIN wins, and a wrong one gives null", () => {
-  const saved = Deno.env.get("NATS_SERVER_BIN");
-  try {
-    Deno.env.set("NATS_SERVER_BIN", "/nonexistent/nats-server");
-    assert.equal(findNatsServer(), null);
-  } finally {
-    if (saved === undefined) Deno.env.delete("NATS_SERVER_BIN");
-    else Deno.env.set("NATS_SERVER_BIN", saved);
-  }
+Deno.test("findNatsServer: NATS_SERVER_BIN wins, and a wrong one gives null", async () => {
+  // In a child process: under --parallel the test files share this process's environment, and
+  // a wrong NATS_SERVER_BIN here would stop other files' servers from starting.
+  const code = `import assert from "node:assert/strict";
+import { findNatsServer } from "${new URL("./server.ts", import.meta.url).href}";
+assert.equal(findNatsServer(), null);`;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--ext=ts", code],
+    env: { NATS_SERVER_BIN: "/nonexistent/nats-server" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
 });
 
 Deno.test("connectNats: a refused connection says what to check", async () => {

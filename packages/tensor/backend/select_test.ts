@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { chooseDevice, DEVICE_CHOICES, parseDeviceChoice, selectBackend } from "./select.ts";
 import { gpuTest } from "./webgpu/_test_utils.ts";
+import { runWithEnv } from "./_env_test_util.ts";
 
 /** A stand-in adapter with just the fields the decision reads. */
 function fakeAdapter(description: string, isFallbackAdapter = false): GPUAdapter {
@@ -51,26 +52,26 @@ Deno.test("selectBackend: invalid choices name the value, its source and the val
     selectBackend({ device: "cuda", quiet: true }),
     /selectBackend: device must be one of "auto", "webgpu", "cpu", got "cuda" \(from options.device\)/,
   );
-  const before = Deno.env.get("RLVR_DEVICE");
-  Deno.env.set("RLVR_DEVICE", "gpu");
-  try {
-    await assert.rejects(selectBackend({ quiet: true }), /got "gpu" \(from RLVR_DEVICE\)/);
-    Deno.env.set("RLVR_DEVICE", "cpu");
-    const lines: string[] = [];
-    const b = await selectBackend({ log: (l) => lines.push(l) });
-    assert.equal(b.name, "cpu");
-    assert.deepEqual(lines, ["[rlvr] device: cpu (cpu via RLVR_DEVICE: requested)"]);
-    // The option wins over the environment.
-    const quiet: string[] = [];
-    assert.equal(
-      (await selectBackend({ device: "cpu", log: (l) => quiet.push(l), quiet: true })).name,
-      "cpu",
-    );
-    assert.deepEqual(quiet, []);
-  } finally {
-    if (before === undefined) Deno.env.delete("RLVR_DEVICE");
-    else Deno.env.set("RLVR_DEVICE", before);
-  }
+  // RLVR_DEVICE in child processes (see _env_test_util.ts for why).
+  const head = `import assert from "node:assert/strict";
+import { selectBackend } from "${new URL("./select.ts", import.meta.url).href}";
+`;
+  await runWithEnv(
+    head +
+      `await assert.rejects(selectBackend({ quiet: true }), /got "gpu" \\(from RLVR_DEVICE\\)/);`,
+    { RLVR_DEVICE: "gpu" },
+  );
+  await runWithEnv(
+    head + `const lines = [];
+const b = await selectBackend({ log: (l) => lines.push(l) });
+assert.equal(b.name, "cpu");
+assert.deepEqual(lines, ["[rlvr] device: cpu (cpu via RLVR_DEVICE: requested)"]);
+// The option wins over the environment.
+const quiet = [];
+assert.equal((await selectBackend({ device: "cpu", log: (l) => quiet.push(l), quiet: true })).name, "cpu");
+assert.deepEqual(quiet, []);`,
+    { RLVR_DEVICE: "cpu" },
+  );
 });
 
 gpuTest(

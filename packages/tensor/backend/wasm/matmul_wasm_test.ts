@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { matmul as matmulTs, matmulReference } from "../cpu/matmul.ts";
 import { createCpuBackend } from "../cpu/cpu_backend.ts";
+import { runWithEnv } from "../_env_test_util.ts";
 import type { KernelParams } from "../types.ts";
 import {
   createCpuMatmul,
@@ -292,25 +293,29 @@ Deno.test("cpu matmul selection: ts, auto and wasm paths, and the fallbacks", as
     createCpuBackend().matmulPath,
     Deno.env.get("RLVR_CPU_KERNELS") === "ts" ? "ts" : expected,
   );
-  const saved = Deno.env.get("RLVR_CPU_KERNELS");
-  const savedThreads = Deno.env.get("RLVR_CPU_THREADS");
-  try {
-    Deno.env.set("RLVR_CPU_KERNELS", "ts");
-    assert.equal(createCpuBackend().matmulPath, "ts");
-    assert.equal(createCpuBackend({ kernels: "auto" }).matmulPath, expected);
-    Deno.env.set("RLVR_CPU_KERNELS", "gpu");
-    assert.throws(() => createCpuBackend(), /env RLVR_CPU_KERNELS must be/);
-    Deno.env.set("RLVR_CPU_KERNELS", "auto");
-    Deno.env.set("RLVR_CPU_THREADS", "1");
-    assert.equal(createCpuBackend().matmulThreads, 1);
-    Deno.env.set("RLVR_CPU_THREADS", "many");
-    assert.throws(() => createCpuBackend(), /env RLVR_CPU_THREADS must be an integer >= 1/);
-  } finally {
-    if (saved === undefined) Deno.env.delete("RLVR_CPU_KERNELS");
-    else Deno.env.set("RLVR_CPU_KERNELS", saved);
-    if (savedThreads === undefined) Deno.env.delete("RLVR_CPU_THREADS");
-    else Deno.env.set("RLVR_CPU_THREADS", savedThreads);
-  }
+  // The environment's settings, in child processes (see _env_test_util.ts for why).
+  const backend = new URL("../cpu/cpu_backend.ts", import.meta.url).href;
+  const head = `import assert from "node:assert/strict";
+import { createCpuBackend } from "${backend}";
+`;
+  await runWithEnv(
+    head + `assert.equal(createCpuBackend().matmulPath, "ts");
+assert.equal(createCpuBackend({ kernels: "auto" }).matmulPath, ${JSON.stringify(expected)});`,
+    { RLVR_CPU_KERNELS: "ts" },
+  );
+  await runWithEnv(
+    head + `assert.throws(() => createCpuBackend(), /env RLVR_CPU_KERNELS must be/);`,
+    { RLVR_CPU_KERNELS: "gpu" },
+  );
+  await runWithEnv(
+    head + `assert.equal(createCpuBackend().matmulThreads, 1);`,
+    { RLVR_CPU_KERNELS: "auto", RLVR_CPU_THREADS: "1" },
+  );
+  await runWithEnv(
+    head +
+      `assert.throws(() => createCpuBackend(), /env RLVR_CPU_THREADS must be an integer >= 1/);`,
+    { RLVR_CPU_KERNELS: "auto", RLVR_CPU_THREADS: "many" },
+  );
 
   // Through backend.run: ts gives the TypeScript kernel's bits, auto the wasm tolerance, and
   // small n·k (below WASM_MIN_NK) the TypeScript bits on every path.
