@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connectNats } from "./_connect.ts";
-import { findNatsServer, NatsServerMissingError, natsTest, startNatsServer } from "./server.ts";
+import { NatsServerMissingError, natsTest, startNatsServer } from "./server.ts";
 import { WorkQueue } from "./work_queue.ts";
 
 natsTest(
