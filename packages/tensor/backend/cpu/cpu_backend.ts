@@ -40,6 +40,7 @@ import { indexSelectBf16 } from "./index.ts";
 import { attentionBackwardViaMatmul, attentionViaMatmul } from "./attention_matmul.ts";
 import { envVar } from "./env.ts";
 import { BLAS_CHOICES, type BlasChoice, blasMatmul, loadNativeBlas } from "./blas.ts";
+import { WasmPointwise } from "../wasm/pointwise.ts";
 import {
   type CpuKernelsChoice,
   type CpuMatmul,
@@ -118,6 +119,7 @@ class CpuBuffer implements BufferHandle {
 interface FastKernels {
   attention?: (i: HostArray[], o: HostArray[], p: KernelParams["attention"]) => void;
   attention_backward?: (i: HostArray[], o: HostArray[], p: KernelParams["attention"]) => void;
+  adamw?: (i: HostArray[], o: HostArray[], p: KernelParams["adamw"]) => void;
 }
 
 /** The matmul of a CPU backend: the wasm/TypeScript choice, possibly wrapped by the BLAS. */
@@ -167,6 +169,9 @@ class CpuBackendImpl implements CpuBackend {
       attention: attentionViaMatmul(direct),
       attention_backward: attentionBackwardViaMatmul(matmul.kernel),
     };
+    // AdamW in wasm SIMD (same bits as the TypeScript kernel) wherever the wasm matmul runs.
+    const pointwise = precision === "f32" && matmul.direct !== null ? WasmPointwise.create() : null;
+    if (pointwise !== null) this.#fast.adamw = (i, o, p) => pointwise.adamw(i, o, p);
     this.name = precision === "f64" ? "cpu-f64" : "cpu";
   }
 

@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { buildMatmulWasm, BYTES_MODULE_URL, renderBytesModule, toPlainSimd } from "./build.ts";
+import {
+  buildMatmulWasm,
+  BYTES_MODULE_URL,
+  POINTWISE_BYTES_MODULE_URL,
+  renderBytesModule,
+  renderPointwiseModule,
+  toPlainSimd,
+} from "./build.ts";
 import { MATMUL_WASM_RELAXED, MATMUL_WASM_SIMD } from "./matmul_wasm_bytes.ts";
 
 Deno.test("build:wasm: the committed matmul_wasm_bytes.ts is what matmul.wat compiles to", async () => {
@@ -24,4 +31,17 @@ Deno.test("build:wasm: the plain build has no relaxed-SIMD instruction; both bin
   const bytes = (b64: string) => Uint8Array.from(atob(b64), (ch) => ch.charCodeAt(0));
   assert.ok(WebAssembly.validate(bytes(MATMUL_WASM_SIMD)));
   assert.ok(WebAssembly.validate(bytes(MATMUL_WASM_RELAXED)));
+});
+
+Deno.test("build:wasm: the committed pointwise_wasm_bytes.ts is what pointwise.wat compiles to", async () => {
+  const fresh = await renderPointwiseModule();
+  const committed = await Deno.readTextFile(POINTWISE_BYTES_MODULE_URL);
+  assert.ok(
+    fresh === committed,
+    "packages/tensor/backend/wasm/pointwise_wasm_bytes.ts is stale: run `deno task build:wasm`",
+  );
+  await assert.rejects(
+    () => renderPointwiseModule("(module) ;; f32x4.relaxed_madd\n(f32x4.relaxed_madd)"),
+    /must not use relaxed-SIMD/,
+  );
 });

@@ -501,6 +501,31 @@ export class WasmMatmul {
     for (let i = 0; i < len; i++) u32[i] = src[from + i]! << 16;
   }
 
+  /**
+   * Copies `rows` runs of `width` values of `src`, `stride` apart from `from`, to consecutive
+   * floats from offset `to`: the columns of a row-major `b` chunk. Narrow runs (a vocabulary-long
+   * `b` gets 8-column chunks) are copied element by element, since a `subarray` + `set` per run
+   * costs more than the run itself (the LM head's `dz · W` spent seconds in them).
+   */
+  #copyInRows(
+    src: HostArray | Uint16Array,
+    from: number,
+    rows: number,
+    width: number,
+    stride: number,
+    to: number,
+  ): void {
+    if (width >= 64) {
+      for (let r = 0; r < rows; r++) this.#copyIn(src, from + r * stride, width, to + r * width);
+    } else if (src instanceof Float32Array) {
+      copyRowsF32(src, from, rows, width, stride, this.#f32, to);
+    } else if (src instanceof Uint16Array) {
+      copyRowsBf16(src, from, rows, width, stride, new Uint32Array(this.#f32.buffer), to);
+    } else {
+      for (let r = 0; r < rows; r++) this.#copyIn(src, from + r * stride, width, to + r * width);
+    }
+  }
+
   /** The workers that finished starting (they start in the background). */
   #readyWorkers(): number {
     if (this.#broken) return 0;
@@ -693,9 +718,7 @@ export class WasmMatmul {
         if (!gemv) X.packT(4 * rb, 4 * k, 4 * pw, nq, k, NR);
       } else {
         if (w === n) this.#copyIn(B, b0, k * n, rb);
-        else {
-          for (let kk = 0; kk < k; kk++) this.#copyIn(B, b0 + kk * n + j0, w, rb + kk * w);
-        }
+        else this.#copyInRows(B, b0 + j0, k, w, n, rb);
         f.fill(0, rb + k * w, rb + k * w + 2 * NR);
         X.packN(4 * rb, 4 * w, 4 * pw, nq, k, NR);
       }
@@ -721,6 +744,36 @@ export class WasmMatmul {
     }
     if (res !== null) res.packed = bKey!.version;
     return true;
+  }
+}
+
+/** `dst[to + r·width + j] = src[from + r·stride + j]` (monomorphic: f32 only). */
+function copyRowsF32(
+  src: Float32Array,
+  from: number,
+  rows: number,
+  width: number,
+  stride: number,
+  dst: Float32Array,
+  to: number,
+): void {
+  for (let r = 0, s = from, d = to; r < rows; r++, s += stride) {
+    for (let j = 0; j < width; j++, d++) dst[d] = src[s + j]!;
+  }
+}
+
+/** {@link copyRowsF32} for bfloat16 bit patterns, widened (`bits << 16`, exact) into `dst`. */
+function copyRowsBf16(
+  src: Uint16Array,
+  from: number,
+  rows: number,
+  width: number,
+  stride: number,
+  dst: Uint32Array,
+  to: number,
+): void {
+  for (let r = 0, s = from, d = to; r < rows; r++, s += stride) {
+    for (let j = 0; j < width; j++, d++) dst[d] = src[s + j]! << 16;
   }
 }
 
