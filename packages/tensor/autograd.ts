@@ -126,8 +126,22 @@ function topoOrder(root: GradNode): GradNode[] {
   return order.reverse();
 }
 
+/**
+ * `into + g`, disposing both. When `into` is an f32 gradient nothing else views, `g` is added into
+ * its buffer in place (the `accumulate` kernel: the same f32 sums as `add`), so the step does not
+ * allocate a third buffer: for a tied embedding that is the size of the whole vocabulary table,
+ * whose fresh pages cost more than the additions.
+ */
 function accumulate(into: Tensor | undefined | null, g: Tensor): Tensor {
   if (into === undefined || into === null) return g;
+  if (
+    into.dtype === "f32" && g.dtype === "f32" && !into.isShared && into.backend === g.backend &&
+    into.buffer !== g.buffer
+  ) {
+    into.backend.run("accumulate", [g.buffer], [into.buffer], { n: into.size });
+    g.dispose();
+    return into;
+  }
   const sum = into.add(g);
   into.dispose();
   g.dispose();

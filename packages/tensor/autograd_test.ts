@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { record } from "./autograd.ts";
 import { createCpuBackend } from "./backend/cpu/cpu_backend.ts";
 import { randn, tensor } from "./creation.ts";
-import { noGrad, tidy, withBackend } from "./runtime.ts";
+import { keep, noGrad, tidy, withBackend } from "./runtime.ts";
 import { gradcheck } from "./testing.ts";
 import { f64, leaf } from "./_test_utils.ts";
 import type { Tensor } from "./tensor.ts";
@@ -30,6 +30,49 @@ Deno.test("backward: gradients accumulate across calls until zeroed, like PyTorc
   w.mul(3).sum().backward();
   assert.deepEqual(await w.grad!.toArray(), [6]);
 });
+
+Deno.test(
+  "backward: a second gradient is added in place (the accumulate kernel, the bits of " +
+    "add) unless another tensor views the first",
+  async () => {
+    const backend = createCpuBackend();
+    const a = Array.from({ length: 9 }, (_, i) => Math.sin(i + 0.5) * 10 ** (i % 5));
+    const b = Array.from({ length: 9 }, (_, i) => Math.cos(i) / 3);
+    const want = a.map((v, i) => Math.fround(Math.fround(v) + Math.fround(b[i]!)));
+    const kernels: string[] = [];
+    const run = backend.run.bind(backend);
+    backend.run = ((k, i, o, p) => (kernels.push(k), run(k, i, o, p))) as typeof backend.run;
+    // Two paths into x: d/dx of sum(x*a) + sum(x*b) is a + b.
+    const x = tensor(Array(9).fill(1), { backend, requiresGrad: true });
+    const A = tensor(a, { backend }), B = tensor(b, { backend });
+    kernels.length = 0;
+    tidy(() => x.mul(A).sum().add(x.mul(B).sum())).backward();
+    assert.deepEqual([...await x.grad!.data()], want);
+    assert.equal(kernels.filter((k) => k === "accumulate").length, 1);
+
+    // A gradient that a view outlives (kept below) must not change when the other one arrives,
+    // whichever of the two reaches y first.
+    for (const viewedFirst of [true, false]) {
+      let kept: Tensor | null = null;
+      const y = tensor(Array(9).fill(1), { backend, requiresGrad: true });
+      const viaView = (t: Tensor) =>
+        record("viewed", noGrad(() => t.mul(1)), [t], [], (g) => {
+          const d = g.mul(A);
+          kept = keep(d.share());
+          return [d];
+        });
+      tidy(() => {
+        const [p, q] = [viaView(y).sum(), y.mul(B).sum()];
+        return viewedFirst ? p.add(q) : q.add(p);
+      }).backward();
+      assert.deepEqual([...await y.grad!.data()], want);
+      assert.deepEqual([...await kept!.data()], a.map(Math.fround), `viewedFirst ${viewedFirst}`);
+      kept!.dispose();
+      y.dispose();
+    }
+    for (const t of [x, A, B]) t.dispose();
+  },
+);
 
 Deno.test("backward: a second pass through a freed graph is an error that says what to do", () => {
   const w = tensor([2], { requiresGrad: true });

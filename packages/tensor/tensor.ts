@@ -114,6 +114,26 @@ export class Tensor {
     return this.#storage === null;
   }
 
+  /**
+   * True while another live tensor shares this one's buffer (a view made by `share`/`reshape`,
+   * or a copy saved for backward), so writing the buffer in place would change that one too.
+   *
+   * @example Usage
+   * ```ts
+   * import { tensor } from "@rlvr/tensor";
+   * import assert from "node:assert/strict";
+   * const x = tensor([1, 2]);
+   * assert.equal(x.isShared, false);
+   * const v = x.reshape(2, 1);
+   * assert.equal(x.isShared, true);
+   * v.dispose();
+   * assert.equal(x.isShared, false);
+   * ```
+   */
+  get isShared(): boolean {
+    return this.#storage !== null && this.#storage.refs > 1;
+  }
+
   /** The backend buffer (shared with views); throws after `dispose()`. */
   get buffer(): BufferHandle {
     if (this.#storage === null) {

@@ -108,6 +108,11 @@ export interface KernelParams {
     outStrides: readonly number[];
     outOffset: number;
   };
+  /**
+   * `[src] -> [y]` (y read-modify-write): `y[i] += src[i]` for `i < n`, both f32. Autograd adds a
+   * gradient into the one it already holds with it, so no third buffer is allocated.
+   */
+  accumulate: { n: number };
   /** `[x] -> [y]`: reduces each row of the `[outer, inner]` view to one value. */
   reduce: { op: ReduceOp; outer: number; inner: number };
   /**

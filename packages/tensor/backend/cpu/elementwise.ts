@@ -181,6 +181,24 @@ export function binary([a, b]: HostArray[], [out]: HostArray[], p: KernelParams[
   });
 }
 
+/** `accumulate`: `y[i] += src[i]` in place (one f32 rounding, as `binary` add gives). */
+export function accumulate(
+  [src]: HostArray[],
+  [y]: HostArray[],
+  p: KernelParams["accumulate"],
+): void {
+  if (src instanceof Float32Array && y instanceof Float32Array) accumulateF32(src, y, p.n);
+  else {
+    const S = src!, Y = y!;
+    for (let i = 0; i < p.n; i++) Y[i] = Y[i]! + S[i]!;
+  }
+}
+
+// Its own function so that its element accesses only ever see Float32Arrays (monomorphic).
+function accumulateF32(src: Float32Array, y: Float32Array, n: number): void {
+  for (let i = 0; i < n; i++) y[i] = y[i]! + src[i]!;
+}
+
 /** `where`: `cond ? a : b` with broadcasting strides. */
 export function where([c, a, b]: HostArray[], [out]: HostArray[], p: KernelParams["where"]): void {
   const C = c!;

@@ -9,7 +9,7 @@
 import type { HostArray, KernelName, KernelParams } from "../types.ts";
 import { adamw } from "./adamw.ts";
 import { attention, attentionBackward } from "./attention.ts";
-import { binary, cast, copy, fill, unary, where } from "./elementwise.ts";
+import { accumulate, binary, cast, copy, fill, unary, where } from "./elementwise.ts";
 import { gather, indexAdd, indexSelect, scatterAdd } from "./index.ts";
 import { entropy, entropyBackward, logprobs, logprobsBackward } from "./loss.ts";
 import { matmul } from "./matmul.ts";
@@ -30,6 +30,7 @@ export const CPU_KERNELS: { [K in KernelName]: CpuKernel<K> } = {
   cast,
   unary,
   binary,
+  accumulate,
   where,
   copy,
   reduce,

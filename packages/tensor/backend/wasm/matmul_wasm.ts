@@ -29,10 +29,12 @@
  * - **Resident weights**: a caller that names its `b` operand ({@link MatmulOperandKey}: the
  *   buffer and how often it has been written) lets a `b` seen before keep its packed panels in
  *   the wasm memory, so the next product with the same bytes skips the copy and the packing (a
- *   decode step reads each weight once instead of three times). A key is given a slot on its
- *   second sighting, so one-shot activations never take one; a slot is re-packed in place when
- *   the version changes (an optimizer step) and returned by {@link WasmMatmul.release} when the
- *   buffer is freed. At most {@link WASM_MATMUL_TUNING}`.residentBytes` are held (env
+ *   decode step reads each weight once instead of three times). A key is given a slot (or its slot
+ *   is re-packed in place) by the second product of the same version, so one-shot activations
+ *   never take one, and neither does a training step's weight, which an optimizer step changes
+ *   after its one forward product (re-packing a slot per product cost a 0.5B training step a
+ *   third of its time); decoding runs many products per version. Slots are returned by
+ *   {@link WasmMatmul.release} when the buffer is freed. At most {@link WASM_MATMUL_TUNING}`.residentBytes` are held (env
  *   `RLVR_WASM_RESIDENT_MB`); past that, products pack per call as before. The panels are the
  *   bytes a per-call pack writes, so the result is the same bit for bit (a one-row product then
  *   runs the tile kernel instead of `gemv1T`, which gives the same bits).
@@ -141,6 +143,8 @@ interface ResidentEntry {
   floats: number;
   /** The version the slot holds, or -1 while it holds none. */
   packed: number;
+  /** The version of the last product that packed this `b` into scratch. */
+  seen: number;
   /** The cache generation the slot belongs to (a flush bumps it). */
   gen: number;
 }
@@ -320,6 +324,8 @@ export class WasmMatmul {
   #gen = 0;
   /** Float offsets of the resident region: [base, top) is allocated; 0 while it is empty. */
   #residentBase = 0;
+  /** The most bytes of scratch any product reserved: a new resident region starts above them. */
+  #scratchBytes = 0;
   #residentTop = 0;
   /** Slots returned by {@link WasmMatmul.release}, by size in floats. */
   #freeSlots = new Map<number, number[]>();
@@ -442,10 +448,20 @@ export class WasmMatmul {
     if (e === undefined || e.k !== k || e.n !== n) {
       // First sighting (or a new shape, whose old slot goes back): remember it, pack into scratch.
       if (e !== undefined) this.#freeSlot(e);
-      map.set(key.key, { k, n, at: -1, floats, packed: -1, gen: this.#gen });
+      map.set(key.key, { k, n, at: -1, floats, packed: -1, seen: key.version, gen: this.#gen });
       return null;
     }
-    if (e.at >= 0 && e.gen === this.#gen) return e;
+    const held = e.at >= 0 && e.gen === this.#gen;
+    if (held && e.packed === key.version) return e;
+    // The first product of a version packs into scratch; only a second one takes (or re-packs) a
+    // slot. A weight that an optimizer step changes between every pair of products (a training
+    // forward, then the backward's other orientation) would otherwise re-pack its slot once per
+    // product and gain nothing, while decoding uses one version for many products.
+    if (e.seen !== key.version) {
+      e.seen = key.version;
+      return null;
+    }
+    if (held) return e;
     e.at = -1;
     e.packed = -1;
     e.gen = this.#gen;
@@ -457,7 +473,9 @@ export class WasmMatmul {
     }
     if (this.#residentHeld + bytes > WASM_MATMUL_TUNING.residentBytes) return null;
     if (this.#residentBase === 0) {
-      this.#residentBase = this.#residentTop = this.#memory.buffer.byteLength / 4;
+      // Right above the largest scratch so far, which after a flush reuses the old region's
+      // pages instead of growing the memory past them.
+      this.#residentBase = this.#residentTop = roundUp(Math.ceil(this.#scratchBytes / 4), 16);
     }
     const end = this.#residentTop + floats;
     if (4 * end > 2 ** 32 - 65536) return null;
@@ -679,6 +697,7 @@ export class WasmMatmul {
     } catch {
       return false;
     }
+    this.#scratchBytes = Math.max(this.#scratchBytes, bytes);
     const X = this.#exports;
     const res = bKey !== undefined && WASM_MATMUL_TUNING.residentBytes > 0
       ? this.#residentEntry(bKey, transB, k, n)

@@ -526,6 +526,47 @@ Deno.test({
 });
 
 Deno.test({
+  name: "wasm matmul resident weights: a version used by one product only never takes a slot " +
+    "(training), and a region dropped for scratch is reused without growing the memory",
+  ignore,
+  fn() {
+    const mm = new WasmMatmul(flavours[0]!);
+    const p: Params = {
+      batch: 1,
+      m: 4,
+      n: 64,
+      k: 64,
+      transA: false,
+      transB: true,
+      aBatchStride: 0,
+      bBatchStride: 0,
+    };
+    const a = draw(1, 4 * 64) as Float32Array;
+    const b = draw(9, 64 * 64) as Float32Array;
+    const c = new Float32Array(4 * 64);
+    const kb = { key: {}, version: 0 };
+    // An optimizer step between every two products: each version is seen once.
+    for (let step = 0; step < 5; step++, kb.version++) mm.run([a, b], [c], p, kb);
+    assert.equal(mm.residentBytes, 0);
+    // Decoding: many products of one version; the second takes the slot.
+    mm.run([a, b], [c], p, kb);
+    assert.equal(mm.residentBytes, 0);
+    mm.run([a, b], [c], p, kb);
+    assert.equal(mm.residentBytes, 4 * 64 * 64);
+    // A large product drops the region; taking slots again reuses its pages.
+    const big = { ...p, m: 512, k: 512, n: 512, transB: false };
+    mm.run([draw(3, 512 * 512) as Float32Array, draw(4, 512 * 512) as Float32Array], [
+      new Float32Array(512 * 512),
+    ], big);
+    assert.equal(mm.residentBytes, 0);
+    const grown = mm.memoryBytes;
+    for (let i = 0; i < 3; i++) mm.run([a, b], [c], p, kb);
+    assert.equal(mm.residentBytes, 4 * 64 * 64);
+    assert.equal(mm.memoryBytes, grown);
+  },
+});
+
+Deno.test({
   name: "cpu backend: a weight changed in place (write, AdamW) is never read from a stale " +
     "resident copy",
   ignore,

@@ -613,6 +613,25 @@ gpuTest("logprobsOf, entropyFromLogits and crossEntropy, with gradients", async 
   });
 });
 
+gpuTest(
+  "accumulate: y += src in place, bit for bit the CPU's (one f32 add per element)",
+  async (gpu) => {
+    await property(fc.tuple(fc.integer({ min: 1, max: 700 }), seed), async (g, [n, s]) => {
+      const y0 = Array.from({ length: n }, (_, i) => Math.sin(s + i) * 10 ** ((i % 7) - 3));
+      const src = Array.from({ length: n }, (_, i) => Math.cos(s * 3 + i) * 10 ** ((i % 5) - 2));
+      const out: Float32Array[] = [];
+      for (const backend of [cpu, g]) {
+        const y = tensor(y0, { backend }), x = tensor(src, { backend });
+        backend.run("accumulate", [x.buffer], [y.buffer], { n });
+        out.push(await y.data() as Float32Array);
+        y.dispose();
+        x.dispose();
+      }
+      assert.deepEqual([...out[1]!], [...out[0]!], `n ${n}, seed ${s}`);
+    }, gpu);
+  },
+);
+
 gpuTest("adamw: 5 optimizer steps update param, m and v like the CPU oracle", async (gpu) => {
   const run = async (backend: typeof cpu) => {
     const w = tensor(Array.from({ length: 37 }, (_, i) => Math.sin(i)), {

@@ -98,6 +98,25 @@ export const fill: GpuKernel<"fill"> = (_, [y], p) => [{
   groups: groupsFor(y!.size, WG),
 }];
 
+// ---- accumulate ----
+
+const accumulateShader = memo(() =>
+  shader(
+    "accumulate",
+    [bind("S", "read", "f32"), bind("Y", "read_write", "f32")],
+    WG,
+    INDEX + "  Y[i] = Y[i] + S[i];",
+  )
+);
+
+/** `accumulate`: `y[i] += src[i]` in place. */
+export const accumulate: GpuKernel<"accumulate"> = ([src], [y], p) => [{
+  shader: accumulateShader(),
+  bindings: [src!, y!],
+  params: new Params().u32(p.n).finish(),
+  groups: groupsFor(p.n, WG),
+}];
+
 // ---- cast ----
 
 function castExpr(from: DType, to: DType, v: string): string {

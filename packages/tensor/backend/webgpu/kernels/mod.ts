@@ -11,7 +11,7 @@ import type { KernelName } from "../../types.ts";
 import type { GpuKernel } from "./_wgsl.ts";
 import { adamw } from "./adamw.ts";
 import { attention, attentionBackward } from "./attention.ts";
-import { binary, cast, copy, fill, unary, where } from "./elementwise.ts";
+import { accumulate, binary, cast, copy, fill, unary, where } from "./elementwise.ts";
 import { gather, indexAdd, indexSelect, scatterAdd } from "./index.ts";
 import { entropy, entropyBackward, logprobs, logprobsBackward } from "./loss.ts";
 import { matmul } from "./matmul.ts";
@@ -25,6 +25,7 @@ export const GPU_KERNELS: { [K in KernelName]: GpuKernel<K> } = {
   cast,
   unary,
   binary,
+  accumulate,
   where,
   copy,
   reduce,
