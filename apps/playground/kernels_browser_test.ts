@@ -1,6 +1,8 @@
 /**
  * The kernel parity page in real headless Chromium, twice: with WebGPU (SwiftShader; the adapter
  * must be found and the WebGPU checks must run) and without (WebAssembly vs the oracle only).
+ * Each run also checks the WebAssembly matmul on 2 threads in a dedicated Web Worker (bits equal
+ * to one thread) and on 1 thread on the page's main thread.
  * Every comparison must pass and the page must log no error, throw nothing and load every
  * resource. A screenshot of each run is saved (`$RLVR_ARTIFACTS/playground`, else a temporary
  * directory) and its path printed.
@@ -30,7 +32,7 @@ Deno.test({
     try {
       const t0 = performance.now();
       const [built] = await bundleForBrowser({
-        entries: [join(HERE, "parity", "kernels.ts")],
+        entries: [join(HERE, "parity", "kernels.ts"), join(HERE, "parity", "threads_worker.ts")],
         copy: [join(HERE, "parity", "index.html")],
         outDir: out,
         cwd: ROOT,
@@ -72,6 +74,15 @@ Deno.test({
             "every comparison passed",
           );
           assert.ok(report.ok && report.passed > 0);
+          // The wasm matmul on threads: Web Workers in a dedicated worker (which may block in
+          // Atomics.wait), one thread on the page; the same bits either way.
+          const worker = report.threads?.worker;
+          assert.ok(worker, "the threads worker ran");
+          assert.equal(worker.error, "");
+          assert.equal(worker.threads, 2, "a threads: 2 backend in a worker has 2 threads");
+          assert.equal(report.threads!.mainThread, 1, "one thread on the page's main thread");
+          assert.ok(worker.products.length > 0);
+          for (const p of worker.products) assert.equal(p.differing, 0, `bits differ: ${p.shape}`);
           const inTable = await page.evaluate<number>(
             "document.querySelectorAll('#results tr').length",
           );

@@ -2,13 +2,14 @@
  * Browser entry of the kernel parity page (`index.html`): finds the backends the page has (the
  * CPU oracle always; the WebAssembly SIMD matmul where the engine has SIMD; WebGPU where
  * `navigator.gpu` gives an adapter), runs the checks of `checks.ts` for the seed in `?seed=`
- * (default 25), shows every comparison in a table as it completes, and publishes the
+ * (default 25), shows every comparison in a table as it completes, then runs the threads check
+ * (`threads.ts`: the wasm matmul on 2 threads in a dedicated worker), and publishes the
  * {@link ParityReport} on `window.__parity` when done. Anything that stops the run is reported
  * there too, and logged with `console.error` so that a test watching the console sees it.
  *
  * Build: `deno run -A apps/playground/build.ts --out <dir> --copy
- * apps/playground/parity/index.html apps/playground/parity/kernels.ts`, then serve `<dir>` with
- * `static_server.ts`.
+ * apps/playground/parity/index.html apps/playground/parity/kernels.ts
+ * apps/playground/parity/threads_worker.ts`, then serve `<dir>` with `static_server.ts`.
  *
  * @module
  */
@@ -24,6 +25,7 @@ import {
 import { parityChecks } from "./checks.ts";
 import type { ParityReport } from "./report.ts";
 import { type ParityResult, runParity } from "./run.ts";
+import { runThreadsCheck } from "./threads.ts";
 
 declare global {
   /** The parity page's result (`window.__parity`), once the run is over. */
@@ -98,6 +100,7 @@ async function main(): Promise<void> {
     crossOriginIsolated: globalThis.crossOriginIsolated,
     userAgent: navigator.userAgent,
     results: [],
+    threads: null,
     error: "",
   };
   const status = document.getElementById("status")!;
@@ -130,6 +133,16 @@ async function main(): Promise<void> {
     );
     report.wasmRan = report.results.some((r) => r.backend === "wasm");
     report.webgpuRan = report.results.some((r) => r.backend === "webgpu");
+    status.textContent = "running… the WebAssembly matmul on threads, in a worker";
+    report.threads = await runThreadsCheck(new URL("threads_worker.js", location.href), seed);
+    const w = report.threads.worker;
+    document.getElementById("threads")!.textContent = w === null
+      ? "threads: the page is not cross-origin isolated, so one thread"
+      : `threads: in a worker ${w.threads} (${w.path}); on the page's own thread ` +
+        `${report.threads.mainThread}; 512³ in ${w.ms512.one.toFixed(1)} ms on 1, ` +
+        `${w.ms512.many.toFixed(1)} ms on ${w.threads}; bits equal to one thread: ` +
+        `${w.products.every((p) => p.differing === 0)}`;
+    if (w !== null && w.error !== "") throw new Error(`threads worker: ${w.error}`);
   } catch (e) {
     report.error = (e as Error).stack ?? String(e);
   } finally {

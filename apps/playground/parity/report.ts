@@ -6,6 +6,7 @@
  */
 
 import type { ParityResult } from "./run.ts";
+import type { ThreadsCheck } from "./threads.ts";
 
 /** What the parity page found and measured; `window.__parity` once `done`. */
 export interface ParityReport {
@@ -40,6 +41,11 @@ export interface ParityReport {
   userAgent: string;
   /** The comparisons. */
   results: ParityResult[];
+  /**
+   * The multi-threaded WebAssembly matmul in a dedicated worker vs one thread (`threads.ts`), or
+   * null when it did not run (the comparisons failed first).
+   */
+  threads: ThreadsCheck | null;
   /** An error that stopped the run ("" when none). */
   error: string;
 }
@@ -61,7 +67,7 @@ function num(x: number | null): string {
  * const text = summarizeReport({
  *   done: true, seed: 1, ok: true, passed: 0, failed: 0, ms: 5, webgpuRan: false, wasmRan: false,
  *   backends: { oracle: "cpu", wasm: "none (no SIMD)", webgpu: "none (no adapter)" },
- *   crossOriginIsolated: true, userAgent: "test", results: [], error: "",
+ *   crossOriginIsolated: true, userAgent: "test", results: [], threads: null, error: "",
  * });
  * assert.match(text, /webgpu: none \(no adapter\)/);
  * ```
@@ -73,6 +79,18 @@ export function summarizeReport(report: ParityReport): string {
     `${(report.ms / 1000).toFixed(1)} s (cross-origin isolated: ${report.crossOriginIsolated})`,
     `backends: oracle: ${b.oracle}; wasm: ${b.wasm}; webgpu: ${b.webgpu}`,
   ];
+  const th = report.threads;
+  if (th !== null) {
+    const w = th.worker;
+    lines.push(
+      w === null
+        ? `threads: not cross-origin isolated; main thread ${th.mainThread}`
+        : `threads: worker ${w.threads} (${w.path}), main thread ${th.mainThread}; ` +
+          w.products.map((p) => `${p.shape}: ${p.differing} bits differ`).join(", ") +
+          `; 512³ ${w.ms512.one.toFixed(1)} ms on 1 thread, ${w.ms512.many.toFixed(1)} ms on ` +
+          `${w.threads}${w.error === "" ? "" : `; error: ${w.error}`}`,
+    );
+  }
   for (const r of report.results) {
     lines.push(
       `${r.pass ? "ok  " : "FAIL"} ${r.backend.padEnd(6)} ${r.check} | ${r.what} | ${r.shape} | ` +

@@ -39,8 +39,9 @@
  *   bytes a per-call pack writes, so the result is the same bit for bit (a one-row product then
  *   runs the tile kernel instead of `gemv1T`, which gives the same bits).
  * - **Threads**: with `threads > 1`, `node:worker_threads` workers (obtained synchronously via
- *   `process.getBuiltinModule`, so the module still loads where there is none) instantiate the
- *   same compiled module on a shared `WebAssembly.Memory`. A chunk's column panels are claimed in
+ *   `process.getBuiltinModule`, so the module still loads where there is none), or Web Workers in
+ *   a cross-origin isolated browser context that may block (a dedicated Worker, not a page's main
+ *   thread), instantiate the same compiled module on a shared `WebAssembly.Memory`. A chunk's column panels are claimed in
  *   grains from an atomic counter by the calling thread and the workers; the caller blocks with
  *   `Atomics.wait` until every grain is done (the `matmul` kernel is synchronous). Which thread
  *   computes a tile never changes its bits. Workers are unref'ed, so they neither keep a process
@@ -225,11 +226,12 @@ const SPIN_MS = 0.5;
 // The worker: instantiates the shared-memory binary, then waits for a job number in its mailbox,
 // takes a consistent snapshot of ARGS (seqlock), and claims column grains of that job until none
 // is left; the calling thread claims them too, so a worker that wakes late just finds fewer, and
-// the caller waits for grains, not for workers. It never returns to its event loop; it is
-// unref'ed so that it does not keep the process alive.
-const WORKER_SOURCE = `
-const { workerData } = require("node:worker_threads");
-const { wasmModule, memory, slot } = workerData;
+// the caller waits for grains, not for workers. It never returns to its event loop; under Node's
+// API it is unref'ed so that it does not keep the process alive. `run` gets the module, the
+// memory and the mailbox slot: from `workerData` (node:worker_threads) or from the first message
+// (a Web Worker).
+const WORKER_MAIN = `
+function run({ wasmModule, memory, slot }) {
 const ctl = new Int32Array(memory.buffer, 0, ${CONTROL_BYTES / 4});
 const next = new BigInt64Array(memory.buffer, 0, ${CONTROL_BYTES / 8});
 const box = slot * 16;
@@ -267,6 +269,13 @@ for (;;) {
     Atomics.notify(ctl, ${FINISHED});
   }
 }
+}
+`;
+const NODE_WORKER_SOURCE = `${WORKER_MAIN}
+run(require("node:worker_threads").workerData);
+`;
+const WEB_WORKER_SOURCE = `${WORKER_MAIN}
+self.onmessage = (e) => run(e.data);
 `;
 
 interface NodeWorker {
@@ -275,16 +284,62 @@ interface NodeWorker {
   on(event: "error" | "exit", listener: () => void): void;
 }
 
-/** `node:worker_threads` where the runtime provides it synchronously (Deno 2, Node 22), else null. */
-function workerThreads(): {
-  Worker: new (src: string, options: { eval: true; workerData: unknown }) => NodeWorker;
-} | null {
+/** What the workers of one instance get. */
+interface WorkerData {
+  wasmModule: WebAssembly.Module;
+  memory: WebAssembly.Memory;
+  slot: number;
+}
+
+/** Starts one matmul worker (see {@link workerSpawner}). */
+type SpawnWorker = (data: WorkerData) => NodeWorker;
+
+/**
+ * How this runtime starts matmul workers, or null where it cannot run them:
+ * - `node:worker_threads` where the runtime provides it synchronously (Deno 2, Node 22);
+ * - else Web Workers (a browser) where the context is cross-origin isolated, so a
+ *   `SharedArrayBuffer` can be shared, and may block in `Atomics.wait`, which the page's main
+ *   thread may not (the calling thread waits for the workers' grains that way): a library used
+ *   from a dedicated Worker gets threads, one used on the page itself runs on one.
+ */
+function workerSpawner(): SpawnWorker | null {
   try {
     // deno-lint-ignore no-explicit-any
     const proc = (globalThis as any).process;
-    return proc?.getBuiltinModule?.("node:worker_threads") ?? null;
+    const wt = proc?.getBuiltinModule?.("node:worker_threads") as {
+      Worker: new (src: string, options: { eval: true; workerData: unknown }) => NodeWorker;
+    } | undefined;
+    if (wt !== undefined && wt !== null) {
+      return (data) => new wt.Worker(NODE_WORKER_SOURCE, { eval: true, workerData: data });
+    }
   } catch {
+    // no node:worker_threads here; try Web Workers
+  }
+  const g = globalThis as { crossOriginIsolated?: boolean; Worker?: unknown };
+  if (g.crossOriginIsolated !== true || typeof g.Worker !== "function" || !canBlock()) {
     return null;
+  }
+  const url = URL.createObjectURL(new Blob([WEB_WORKER_SOURCE], { type: "text/javascript" }));
+  return (data) => {
+    const w = new Worker(url);
+    w.postMessage(data);
+    return {
+      unref: () => {},
+      terminate: () => (w.terminate(), Promise.resolve(0)),
+      on: (event, listener) => {
+        if (event === "error") w.addEventListener("error", listener);
+      },
+    };
+  };
+}
+
+/** Whether this thread may block in `Atomics.wait` (a browser's main thread may not). */
+function canBlock(): boolean {
+  try {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 1, 0);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -343,9 +398,9 @@ export class WasmMatmul {
   constructor(flavour: WasmMatmulFlavour, threads = 1) {
     this.flavour = flavour;
     const wanted = Math.max(1, Math.min(MAX_WORKERS + 1, Math.floor(threads)));
-    const wt = wanted > 1 ? workerThreads() : null;
+    const spawn = wanted > 1 ? workerSpawner() : null;
     let memory: WebAssembly.Memory | null = null;
-    if (wt !== null) {
+    if (spawn !== null) {
       try {
         memory = new WebAssembly.Memory({ initial: 1, maximum: 65536, shared: true });
       } catch {
@@ -365,13 +420,10 @@ export class WasmMatmul {
     this.#f32 = new Float32Array(this.#memory.buffer);
     this.#ctl = new Int32Array(this.#memory.buffer, 0, CONTROL_BYTES / 4);
     this.#next = new BigInt64Array(this.#memory.buffer, 0, CONTROL_BYTES / 8);
-    if (wt !== null && shared) {
+    if (spawn !== null && shared) {
       try {
         for (let slot = 0; slot < wanted - 1; slot++) {
-          const w = new wt.Worker(WORKER_SOURCE, {
-            eval: true,
-            workerData: { wasmModule: module, memory: this.#memory, slot },
-          });
+          const w = spawn({ wasmModule: module, memory: this.#memory, slot });
           w.unref();
           const broken = () => (this.#broken = true);
           w.on("error", broken);
