@@ -5,8 +5,9 @@
  *
  * Design decisions: the built-in name resolves relative to this module, not the working
  * directory, so `deno task train` works from any directory of a fresh clone; when this package
- * is imported by URL (`https:`), the built-in folders are URLs and their files are fetched into
- * a temporary folder that is removed once loaded. Generation stops on
+ * is imported by URL (`https:`), the built-in folders are URLs whose files are fetched as the
+ * loaders ask for them (`policyFromSource` of `policy_files.ts` builds the policy from a folder,
+ * a URL or files in memory alike). Generation stops on
  * every end-of-sequence id the folder names (the tokenizer's `eos_token`, `config.json`'s and
  * `generation_config.json`'s `eos_token_id`), as `transformers`' `generate` does with a
  * generation config: an instruct model such as Qwen2.5-Instruct ends a turn with `<|im_end|>`
@@ -18,17 +19,21 @@
 
 import { loadCheckpoint, loadTokenizer } from "@rlvr/policy/fs";
 import {
-  CausalLM,
+  type CausalLM,
   type ModelConfig,
   parameterCount,
   type Tokenizer,
-  VisionLanguageModel,
-  vlConfigFromHf,
+  type VisionLanguageModel,
 } from "@rlvr/policy";
-import { type Qwen2VLOptions, qwen2VLOptionsFromConfig } from "@rlvr/image";
+import type { Qwen2VLOptions } from "@rlvr/image";
 import type { Tensor } from "@rlvr/tensor";
-import { assetLocation, fetchBytes, isRemote } from "../_assets.ts";
-import { policyStopIds } from "./policy_files.ts";
+import { assetLocation, isRemote } from "../_assets.ts";
+import {
+  policyFromSource,
+  type PolicySource,
+  policyStopIds,
+  urlPolicySource,
+} from "./policy_files.ts";
 
 /**
  * The folder of the shipped tiny checkpoint: a path, or a URL ending in `/` when this module was
@@ -73,20 +78,6 @@ export const TINY_VL_CHECKPOINT_DIR: string = assetLocation(
   new URL("../checkpoints/tiny-vl/", import.meta.url),
 );
 
-/**
- * The files {@link loadPolicy} fetches from a checkpoint folder given by URL (a URL has no
- * listing), `true` for those that must exist. A sharded checkpoint (no `model.safetensors`)
- * brings `model.safetensors.index.json` and the shards it names instead.
- */
-const URL_CHECKPOINT_FILES: readonly (readonly [string, boolean])[] = [
-  ["config.json", true],
-  ["generation_config.json", false],
-  ["tokenizer.json", false],
-  ["tokenizer_config.json", false],
-  ["chat_template.jinja", false],
-  ["preprocessor_config.json", false],
-];
-
 /** A loaded policy. */
 export interface LoadedPolicy {
   /** The model. */
@@ -119,9 +110,6 @@ export interface PolicyVision {
   /** Its `preprocessor_config.json` as read (written again with training checkpoints), or null. */
   preprocessorConfig: Record<string, unknown> | null;
 }
-
-/** `model_type`s of `config.json` loaded as a {@link VisionLanguageModel}. */
-const VISION_MODEL_TYPES: readonly string[] = ["qwen2_vl"];
 
 /**
  * The ids that end a generation: the tokenizer's EOS, then the model config's `eos_token_id`,
@@ -175,10 +163,10 @@ export function checkpointDir(checkpoint: string): string {
 
 /**
  * Loads the model and tokenizer of `checkpoint` (`v_head.*` tensors are returned in `extra`),
- * with its generation config and stop ids. A folder given as an `https:`/`http:` URL (as the
- * built-in ones are when this package is imported by URL) is fetched into a temporary folder
- * first (`config.json`, the weights, the tokenizer and generation files), removed once loaded;
- * that needs net permission on its host and write permission on the temporary directory.
+ * with its generation config and stop ids; for a vision-language checkpoint, its tower and image
+ * processor options too (`vision`). A folder given as an `https:`/`http:` URL (as the built-in
+ * ones are when this package is imported by URL) is read over HTTP file by file, shards one at a
+ * time, with net permission on its host.
  *
  * @example Usage
  * ```ts
@@ -192,139 +180,26 @@ export function checkpointDir(checkpoint: string): string {
  */
 export async function loadPolicy(checkpoint: string): Promise<LoadedPolicy> {
   const dir = checkpointDir(checkpoint);
-  if (!isRemote(dir)) return await loadPolicyFolder(dir);
-  const local = await fetchCheckpoint(dir);
-  try {
-    return { ...(await loadPolicyFolder(local)), dir };
-  } finally {
-    await Deno.remove(local, { recursive: true });
-  }
+  return await policyFromSource(isRemote(dir) ? urlPolicySource(dir) : folderPolicySource(dir));
 }
 
-/** Fetches the files of a checkpoint folder URL into a new temporary folder; returns its path. */
-async function fetchCheckpoint(url: string): Promise<string> {
-  const base = url.replace(/\/*$/, "/");
-  const local = await Deno.makeTempDir({ prefix: "rlvr-checkpoint-" });
-  try {
-    const get = async (name: string, required: boolean): Promise<boolean> => {
-      const bytes = await fetchBytes(new URL(name, base).href, "loadPolicy");
-      if (bytes === null && required) {
-        throw new Error(
-          `loadPolicy: ${new URL(name, base).href} does not exist (HTTP 404); a checkpoint ` +
-            `folder given by URL needs config.json and model.safetensors (or ` +
-            `model.safetensors.index.json with its shards)`,
-        );
-      }
-      if (bytes !== null) await Deno.writeFile(`${local}/${name}`, bytes);
-      return bytes !== null;
-    };
-    await Promise.all(URL_CHECKPOINT_FILES.map(([name, required]) => get(name, required)));
-    if (!(await get("model.safetensors", false))) {
-      await get("model.safetensors.index.json", true);
-      let index: { weight_map?: Record<string, unknown> } | null;
-      try {
-        index = JSON.parse(await Deno.readTextFile(`${local}/model.safetensors.index.json`));
-      } catch (e) {
-        throw new Error(
-          `loadPolicy: ${base}model.safetensors.index.json is not JSON: ${(e as Error).message}`,
-        );
-      }
-      for (const shard of new Set(Object.values(index?.weight_map ?? {}))) {
-        if (typeof shard !== "string" || !/^[^/\\]+$/.test(shard)) {
-          throw new Error(
-            `loadPolicy: ${base}model.safetensors.index.json names the shard ${
-              JSON.stringify(shard)
-            }; use file names of the same folder`,
-          );
-        }
-        await get(shard, true);
-      }
-    }
-    return local;
-  } catch (e) {
-    await Deno.remove(local, { recursive: true });
-    throw e;
-  }
-}
-
-async function loadPolicyFolder(dir: string): Promise<LoadedPolicy> {
-  const hf = await readJsonOrNull(`${dir}/config.json`, "config.json");
-  const isVision = typeof hf?.model_type === "string" &&
-    VISION_MODEL_TYPES.includes(hf.model_type);
-  // A vision-language checkpoint keeps its tower under visual.*: the decoder's loader takes
-  // those as extra tensors, which become the tower's parameters.
-  const ckpt = await loadCheckpoint(dir, {
-    allowExtra: isVision ? /^(v_head\.|visual\.|model\.visual\.)/ : ["v_head.*"],
-  });
-  const freeAll = () => {
-    for (const t of [...ckpt.params.values(), ...ckpt.extra.values()]) t.dispose();
-  };
-  let tokenizer: Tokenizer;
-  let eosTokenIds: number[];
-  let vision: PolicyVision | null = null;
-  try {
-    tokenizer = await loadTokenizer(dir);
-    eosTokenIds = stopTokenIds(tokenizer, ckpt.config, ckpt.generationConfig);
-    if (isVision) {
-      const config = vlConfigFromHf(hf, `${dir}/config.json`);
-      const pre = await readJsonOrNull(
-        `${dir}/preprocessor_config.json`,
-        "preprocessor_config.json",
-      );
-      const processor = pre === null ? {} : qwen2VLOptionsFromConfig(pre);
-      const params = new Map(ckpt.params);
-      const extra = new Map<string, Tensor>();
-      for (const [name, t] of ckpt.extra) {
-        if (name.startsWith("v_head.")) extra.set(name, t);
-        else params.set(name, t);
-      }
-      const model = VisionLanguageModel.fromParams(config, params);
-      vision = { model, processor, preprocessorConfig: pre };
-      return {
-        model: model.lm,
-        tokenizer,
-        dir,
-        extra,
-        generationConfig: ckpt.generationConfig,
-        eosTokenIds,
-        vision,
-      };
-    }
-  } catch (e) {
-    freeAll();
-    throw e;
-  }
-  const model = CausalLM.fromParams(ckpt.config, ckpt.params);
+/** The {@link PolicySource} of a checkpoint folder on disk (the loaders of `@rlvr/policy/fs`). */
+function folderPolicySource(dir: string): PolicySource {
+  const path = (file: string) => `${dir}/${file}`;
   return {
-    model,
-    tokenizer,
-    dir,
-    extra: ckpt.extra,
-    generationConfig: ckpt.generationConfig,
-    eosTokenIds,
-    vision: null,
+    name: dir,
+    path,
+    checkpoint: (options) => loadCheckpoint(dir, options),
+    tokenizer: () => loadTokenizer(dir),
+    text: async (file) => {
+      try {
+        return await Deno.readTextFile(path(file));
+      } catch (e) {
+        if (e instanceof Deno.errors.NotFound) return null;
+        throw e;
+      }
+    },
   };
-}
-
-/** A JSON object file, or null when it does not exist; an unreadable one names the file. */
-async function readJsonOrNull(
-  path: string,
-  what: string,
-): Promise<Record<string, unknown> | null> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(path);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return null;
-    throw e;
-  }
-  try {
-    const v = JSON.parse(text);
-    if (v === null || typeof v !== "object" || Array.isArray(v)) throw new Error("not an object");
-    return v as Record<string, unknown>;
-  } catch (e) {
-    throw new Error(`loadPolicy: ${path} is not a JSON object (${what}): ${(e as Error).message}`);
-  }
 }
 
 /**

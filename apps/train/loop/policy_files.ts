@@ -1,30 +1,40 @@
 /**
- * A policy from a checkpoint folder's files in memory: {@link policyFromFiles} builds the
- * {@link LoadedPolicy} that `loadPolicy` (`policy.ts`) reads from a folder, from bytes a browser
- * tab fetched ({@link fetchPolicyFiles}) or a user picked, so `learnerFromPolicy`
- * (`policy_learner.ts`) gives a tab the learner `deno task train` builds.
+ * Building a policy from a checkpoint folder wherever its files are: {@link policyFromSource}
+ * builds the {@link LoadedPolicy} from a {@link PolicySource} (a folder on disk, `policy.ts`;
+ * files in memory, {@link filesPolicySource}, what a browser tab fetched with
+ * {@link fetchPolicyFiles} or a user picked; a base URL, {@link urlPolicySource}), so
+ * `loadPolicy` and a tab build the same policy and `learnerFromPolicy` (`policy_learner.ts`) the
+ * same learner.
  *
  * Design decisions:
- * - **No file system**: `policy.ts` resolves `builtin:` names to folders and reads them (Deno);
- *   this file imports only the browser-safe loaders of `@rlvr/policy`
- *   (`loadCheckpointFromFiles`, `loadTokenizerFromFiles`), which run the same parsing and checks.
- * - **Same stop ids**: {@link policyStopIds} is `stopTokenIds` of `policy.ts` (the tokenizer's
- *   EOS, `config.json`'s, then `generation_config.json`'s `eos_token_id`), repeated here because
- *   `policy.ts` imports the file system; `policy_files_test.ts` checks that the two agree.
- * - **Text models only**: a vision-language checkpoint (`model_type` `qwen2_vl`) is refused with
- *   a message naming it; `loadPolicy` loads those.
+ * - **One builder, three places**: the sources are the loaders of `@rlvr/policy` for each
+ *   place (which share their parsing, checks and errors); the model, stop ids and the
+ *   vision-language branch are built here once.
+ * - **No file system here**: `policy.ts` resolves `builtin:` names and gives the folder source
+ *   (Deno); this file imports only browser-safe modules.
+ * - **Same stop ids**: {@link policyStopIds} (the tokenizer's EOS, `config.json`'s, then
+ *   `generation_config.json`'s `eos_token_id`) is the one rule; `stopTokenIds` of `policy.ts`
+ *   calls it.
  *
  * @module
  */
 
 import {
   CausalLM,
+  type Checkpoint,
   type FileContents,
   loadCheckpointFromFiles,
+  loadCheckpointFromUrl,
+  type LoadCheckpointOptions,
   loadTokenizerFromFiles,
+  loadTokenizerFromUrl,
   type ModelConfig,
   type Tokenizer,
+  VisionLanguageModel,
+  vlConfigFromHf,
 } from "@rlvr/policy";
+import { qwen2VLOptionsFromConfig } from "@rlvr/image";
+import type { Tensor } from "@rlvr/tensor";
 import type { LoadedPolicy } from "./policy.ts";
 
 /**
@@ -39,8 +49,8 @@ export const POLICY_FILE_NAMES: readonly (readonly [string, boolean])[] = Object
   ["chat_template.jinja", false],
 ]);
 
-/** `model_type`s of `config.json` that are vision-language models (refused here). */
-const VISION_MODEL_TYPES: readonly string[] = ["qwen2_vl"];
+/** `model_type`s of `config.json` loaded as a `VisionLanguageModel`. */
+export const VISION_MODEL_TYPES: readonly string[] = Object.freeze(["qwen2_vl"]);
 
 const decoder = new TextDecoder();
 
@@ -111,16 +121,211 @@ function fileText(files: FileContents, name: string): string | null {
 }
 
 /**
- * Loads a text policy (model, tokenizer, generation config, stop ids; `v_head.*` tensors in
- * `extra`) from a checkpoint folder's files in memory, as `loadPolicy` does from the folder.
- * Tensors go to the default backend. Runs anywhere, browsers included.
+ * Where {@link policyFromSource} reads a checkpoint folder: the loaders of `@rlvr/policy` for one
+ * place (a folder on disk, files in memory, a base URL), so every place gives the same policy
+ * through the same parsing, checks and errors.
+ */
+export interface PolicySource {
+  /** The policy's `dir`: the folder, the URL or the name of the files. */
+  readonly name: string;
+  /** How messages name file `file` of the folder. */
+  path(file: string): string;
+  /** The checkpoint (`loadCheckpoint`, `loadCheckpointFromFiles` or `...FromUrl`). */
+  checkpoint(options: LoadCheckpointOptions): Promise<Checkpoint>;
+  /** The tokenizer (`loadTokenizer`, `loadTokenizerFromFiles` or `...FromUrl`). */
+  tokenizer(): Promise<Tokenizer>;
+  /** The text of an optional file (`config.json`, `preprocessor_config.json`), null if absent. */
+  text(file: string): Promise<string | null>;
+}
+
+/**
+ * A {@link PolicySource} over a checkpoint folder's files in memory.
+ *
+ * @param files The files by name.
+ * @param name What messages and the policy's `dir` call them.
+ * @returns The source.
+ *
+ * @example Usage
+ * ```ts
+ * import { filesPolicySource } from "./policy_files.ts";
+ * import assert from "node:assert/strict";
+ * const src = filesPolicySource({ "config.json": "{}" }, "mem");
+ * assert.equal(await src.text("config.json"), "{}");
+ * assert.equal(await src.text("preprocessor_config.json"), null);
+ * ```
+ */
+export function filesPolicySource(files: FileContents, name: string): PolicySource {
+  return {
+    name,
+    path: (file) => `${name}/${file}`,
+    checkpoint: (options) => loadCheckpointFromFiles(files, { ...options, name }),
+    tokenizer: () => loadTokenizerFromFiles(files, { name }),
+    text: (file) => Promise.resolve(fileText(files, file)),
+  };
+}
+
+/**
+ * A {@link PolicySource} over a checkpoint folder's base URL: files are fetched as the loaders
+ * ask for them (shards one at a time); a 404 is a missing file.
+ *
+ * @param baseUrl The folder's URL (a trailing `/` is added when missing; a relative one
+ *   resolves against the page).
+ * @param fetchFn The fetch to use (default: the global one).
+ * @returns The source.
+ *
+ * @example Usage
+ * ```ts
+ * import { urlPolicySource } from "./policy_files.ts";
+ * import assert from "node:assert/strict";
+ * const fake = (url: string | URL | Request) =>
+ *   Promise.resolve(String(url).endsWith("/config.json") ? new Response("{}") : new Response("", { status: 404 }));
+ * const src = urlPolicySource("https://x.test/m", fake as typeof fetch);
+ * assert.equal(src.name, "https://x.test/m/");
+ * assert.equal(await src.text("config.json"), "{}");
+ * assert.equal(await src.text("preprocessor_config.json"), null);
+ * ```
+ */
+export function urlPolicySource(
+  baseUrl: string | URL,
+  fetchFn: typeof fetch = fetch,
+): PolicySource {
+  const href = String(baseUrl);
+  const base = new URL(href.endsWith("/") ? href : `${href}/`, pageHref());
+  return {
+    name: base.href,
+    path: (file) => new URL(file, base).href,
+    checkpoint: (options) => loadCheckpointFromUrl(base, { ...options, fetch: fetchFn }),
+    tokenizer: () => loadTokenizerFromUrl(base, { fetch: fetchFn }),
+    text: async (file) => {
+      const url = new URL(file, base);
+      let res: Response;
+      try {
+        res = await fetchFn(url);
+      } catch (e) {
+        throw new Error(`loadPolicy: cannot fetch ${url.href}: ${(e as Error).message}`);
+      }
+      if (res.status === 404) {
+        await res.body?.cancel();
+        return null;
+      }
+      if (!res.ok) {
+        await res.body?.cancel();
+        throw new Error(`loadPolicy: ${url.href}: HTTP ${res.status} ${res.statusText}`.trim());
+      }
+      return await res.text();
+    },
+  };
+}
+
+/** A JSON object file of `src`, or null when absent; a broken one names the file. */
+async function jsonObjectOrNull(
+  src: PolicySource,
+  file: string,
+): Promise<Record<string, unknown> | null> {
+  const text = await src.text(file);
+  if (text === null) return null;
+  try {
+    const v = JSON.parse(text);
+    if (v === null || typeof v !== "object" || Array.isArray(v)) throw new Error("not an object");
+    return v as Record<string, unknown>;
+  } catch (e) {
+    throw new Error(`loadPolicy: ${src.path(file)} is not a JSON object: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * Loads the policy of a checkpoint folder from `src`: model, tokenizer, generation config, stop
+ * ids, `v_head.*` tensors in `extra`; for a vision-language checkpoint (`model_type`
+ * `qwen2_vl`) the model with its vision tower and the image processor options of
+ * `preprocessor_config.json`. Tensors go to the default backend. Runs anywhere the source does.
+ *
+ * @param src Where the folder's files are.
+ * @returns The policy; dispose its model when done.
+ * @throws Error naming the file when one is missing or broken.
+ *
+ * @example Usage
+ * ```ts
+ * import { filesPolicySource, policyFromSource } from "./policy_files.ts";
+ * import assert from "node:assert/strict";
+ * const dir = new URL("../checkpoints/tiny/", import.meta.url);
+ * const files: Record<string, Uint8Array> = {};
+ * for (const name of ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"]) {
+ *   files[name] = await Deno.readFile(new URL(name, dir));
+ * }
+ * const p = await policyFromSource(filesPolicySource(files, "tiny"));
+ * assert.equal(p.dir, "tiny");
+ * assert.equal(p.vision, null);
+ * p.model.dispose();
+ * ```
+ */
+export async function policyFromSource(src: PolicySource): Promise<LoadedPolicy> {
+  let modelType: unknown;
+  try {
+    modelType = (JSON.parse((await src.text("config.json")) ?? "null") as {
+      model_type?: unknown;
+    } | null)?.model_type;
+  } catch {
+    modelType = undefined; // the checkpoint loader names the broken file
+  }
+  const isVision = typeof modelType === "string" && VISION_MODEL_TYPES.includes(modelType);
+  // A vision-language checkpoint keeps its tower under visual.*: the decoder's loader takes
+  // those as extra tensors, which become the tower's parameters.
+  const ckpt = await src.checkpoint({
+    allowExtra: isVision ? /^(v_head\.|visual\.|model\.visual\.)/ : ["v_head.*"],
+  });
+  try {
+    const tokenizer = await src.tokenizer();
+    const eosTokenIds = policyStopIds(tokenizer, ckpt.config, ckpt.generationConfig);
+    const common = {
+      tokenizer,
+      dir: src.name,
+      generationConfig: ckpt.generationConfig,
+      eosTokenIds,
+    };
+    if (!isVision) {
+      return {
+        ...common,
+        model: CausalLM.fromParams(ckpt.config, ckpt.params),
+        extra: ckpt.extra,
+        vision: null,
+      };
+    }
+    const config = vlConfigFromHf(
+      JSON.parse((await src.text("config.json"))!),
+      src.path("config.json"),
+    );
+    const pre = await jsonObjectOrNull(src, "preprocessor_config.json");
+    const processor = pre === null ? {} : qwen2VLOptionsFromConfig(pre);
+    const params = new Map(ckpt.params);
+    const extra = new Map<string, Tensor>();
+    for (const [name, t] of ckpt.extra) {
+      if (name.startsWith("v_head.")) extra.set(name, t);
+      else params.set(name, t);
+    }
+    const model = VisionLanguageModel.fromParams(config, params);
+    return {
+      ...common,
+      model: model.lm,
+      extra,
+      vision: { model, processor, preprocessorConfig: pre },
+    };
+  } catch (e) {
+    for (const t of [...ckpt.params.values(), ...ckpt.extra.values()]) t.dispose();
+    throw e;
+  }
+}
+
+/**
+ * Loads a policy from a checkpoint folder's files in memory, as `loadPolicy` does from the
+ * folder ({@link policyFromSource} over {@link filesPolicySource}). Runs anywhere, browsers
+ * included.
  *
  * @param files The folder's files by name (`config.json`, `model.safetensors`, the tokenizer
- *   files, optionally `generation_config.json`).
+ *   files, optionally `generation_config.json` and, for a vision-language model,
+ *   `preprocessor_config.json`).
  * @param name What messages and the policy's `dir` call them (e.g. `builtin:tiny`).
  * @returns The policy; dispose its model when done.
- * @throws Error naming the file when one is missing or broken, or when the checkpoint is a
- *   vision-language model.
+ * @throws Error naming the file when one is missing or broken.
  *
  * @example Usage
  * ```ts
@@ -138,41 +343,8 @@ function fileText(files: FileContents, name: string): string | null {
  * p.model.dispose();
  * ```
  */
-export async function policyFromFiles(files: FileContents, name: string): Promise<LoadedPolicy> {
-  const configText = fileText(files, "config.json");
-  if (configText !== null) {
-    let modelType: unknown;
-    try {
-      modelType = (JSON.parse(configText) as { model_type?: unknown })?.model_type;
-    } catch {
-      modelType = undefined; // the checkpoint loader names the broken file
-    }
-    if (typeof modelType === "string" && VISION_MODEL_TYPES.includes(modelType)) {
-      throw new Error(
-        `policyFromFiles: ${name}/config.json is a ${modelType} vision-language model; ` +
-          `only text policies load from files here (load it with loadPolicy in Deno)`,
-      );
-    }
-  }
-  const ckpt = await loadCheckpointFromFiles(files, { name, allowExtra: ["v_head.*"] });
-  let tokenizer: Tokenizer;
-  let eosTokenIds: number[];
-  try {
-    tokenizer = await loadTokenizerFromFiles(files, { name });
-    eosTokenIds = policyStopIds(tokenizer, ckpt.config, ckpt.generationConfig);
-  } catch (e) {
-    for (const t of [...ckpt.params.values(), ...ckpt.extra.values()]) t.dispose();
-    throw e;
-  }
-  return {
-    model: CausalLM.fromParams(ckpt.config, ckpt.params),
-    tokenizer,
-    dir: name,
-    extra: ckpt.extra,
-    generationConfig: ckpt.generationConfig,
-    eosTokenIds,
-    vision: null,
-  };
+export function policyFromFiles(files: FileContents, name: string): Promise<LoadedPolicy> {
+  return policyFromSource(filesPolicySource(files, name));
 }
 
 /** Options of {@link fetchPolicyFiles}. */

@@ -71,15 +71,39 @@ Deno.test("policyStopIds: the tokenizer's, the config's and generation_config.js
   }
 });
 
-Deno.test("policyFromFiles refuses a vision-language checkpoint and names a missing file", async () => {
-  const vl = await readFolder(TINY_VL_CHECKPOINT_DIR, ["config.json"]);
-  await assert.rejects(
-    policyFromFiles(vl, "builtin:tiny-vl"),
-    /builtin:tiny-vl\/config\.json is a qwen2_vl vision-language model; .*loadPolicy in Deno/,
+Deno.test("policyFromFiles loads a vision-language checkpoint as loadPolicy does (tower, image processor, stop ids) and names a missing file", async () => {
+  const names = [...TINY_FILES, "preprocessor_config.json"];
+  const fromFiles = await policyFromFiles(
+    await readFolder(TINY_VL_CHECKPOINT_DIR, names),
+    "builtin:tiny-vl",
   );
+  const fromFolder = await loadPolicy("builtin:tiny-vl");
+  try {
+    assert.ok(fromFiles.vision !== null && fromFolder.vision !== null);
+    assert.equal(fromFiles.dir, "builtin:tiny-vl");
+    assert.deepEqual(fromFiles.vision.model.config, fromFolder.vision.model.config);
+    assert.deepEqual(fromFiles.vision.processor, fromFolder.vision.processor);
+    assert.deepEqual(fromFiles.vision.preprocessorConfig, fromFolder.vision.preprocessorConfig);
+    assert.deepEqual(fromFiles.eosTokenIds, fromFolder.eosTokenIds);
+    assert.equal(fromFiles.model, fromFiles.vision.model.lm);
+    const params = (p: typeof fromFiles) => p.vision!.model.params;
+    assert.deepEqual([...params(fromFiles).keys()], [...params(fromFolder).keys()]);
+    for (const [name, t] of params(fromFolder)) {
+      assert.deepEqual(await params(fromFiles).get(name)!.data(), await t.data(), name);
+    }
+  } finally {
+    fromFiles.vision?.model.dispose();
+    fromFolder.vision?.model.dispose();
+  }
   const files = await readFolder(TINY_CHECKPOINT_DIR, TINY_FILES);
   files.delete("model.safetensors");
   await assert.rejects(policyFromFiles(files, "tiny"), /model\.safetensors/);
+  const broken = await readFolder(TINY_VL_CHECKPOINT_DIR, names);
+  broken.set("preprocessor_config.json", new TextEncoder().encode("[1]"));
+  await assert.rejects(
+    policyFromFiles(broken, "vl"),
+    /vl\/preprocessor_config\.json is not a JSON object/,
+  );
 });
 
 Deno.test("fetchPolicyFiles: the files of a folder URL, optional ones skipped, shards by their index, a manifest's names exactly", async () => {

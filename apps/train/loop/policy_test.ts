@@ -56,9 +56,22 @@ Deno.test("loadPolicy by URL: a checkpoint folder served over HTTP loads the sam
     for (const [name, t] of local.model.params) {
       assert.deepEqual(await remote.model.params.get(name)!.data(), await t.data(), name);
     }
+    // A vision-language folder by URL: the tower and the image processor come too.
+    const vlRemote = await loadPolicy(`http://127.0.0.1:${server.addr.port}/tiny-vl/`);
+    const vlLocal = await loadPolicy("builtin:tiny-vl");
+    try {
+      assert.deepEqual(vlRemote.vision?.model.config, vlLocal.vision?.model.config);
+      assert.deepEqual(vlRemote.vision?.processor, vlLocal.vision?.processor);
+      for (const [name, t] of vlLocal.vision!.model.params) {
+        assert.deepEqual(await vlRemote.vision!.model.params.get(name)!.data(), await t.data());
+      }
+    } finally {
+      vlRemote.vision?.model.dispose();
+      vlLocal.vision?.model.dispose();
+    }
     await assert.rejects(
       loadPolicy(`http://127.0.0.1:${server.addr.port}/missing/`),
-      /loadPolicy: http:\/\/127\.0\.0\.1:\d+\/missing\/config\.json does not exist \(HTTP 404\)/,
+      /http:\/\/127\.0\.0\.1:\d+\/missing\/config\.json not found; expected the model's Hugging Face config/,
     );
   } finally {
     local.model.dispose();
