@@ -120,6 +120,8 @@ interface FastKernels {
   attention?: (i: HostArray[], o: HostArray[], p: KernelParams["attention"]) => void;
   attention_backward?: (i: HostArray[], o: HostArray[], p: KernelParams["attention"]) => void;
   adamw?: (i: HostArray[], o: HostArray[], p: KernelParams["adamw"]) => void;
+  unary?: (i: HostArray[], o: HostArray[], p: KernelParams["unary"]) => void;
+  binary?: (i: HostArray[], o: HostArray[], p: KernelParams["binary"]) => void;
 }
 
 /** The matmul of a CPU backend: the wasm/TypeScript choice, possibly wrapped by the BLAS. */
@@ -169,9 +171,14 @@ class CpuBackendImpl implements CpuBackend {
       attention: attentionViaMatmul(direct),
       attention_backward: attentionBackwardViaMatmul(matmul.kernel),
     };
-    // AdamW in wasm SIMD (same bits as the TypeScript kernel) wherever the wasm matmul runs.
+    // AdamW, silu, sigmoid and silu_backward in wasm SIMD (same bits as the TypeScript kernels)
+    // wherever the wasm matmul runs; its unary/binary wrappers run every other op in TypeScript.
     const pointwise = precision === "f32" && matmul.direct !== null ? WasmPointwise.create() : null;
-    if (pointwise !== null) this.#fast.adamw = (i, o, p) => pointwise.adamw(i, o, p);
+    if (pointwise !== null) {
+      this.#fast.adamw = (i, o, p) => pointwise.adamw(i, o, p);
+      this.#fast.unary = (i, o, p) => pointwise.unary(i, o, p);
+      this.#fast.binary = (i, o, p) => pointwise.binary(i, o, p);
+    }
     this.name = precision === "f64" ? "cpu-f64" : "cpu";
   }
 
