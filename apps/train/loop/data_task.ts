@@ -73,7 +73,7 @@ import {
 import { readJsonl, readParquet } from "@rlvr/sampling/fs";
 import type { DataSection } from "../config/types.ts";
 import { HELD_OUT_SEED } from "./problems.ts";
-import { MAX_IMAGES_PER_ROW } from "./vision.ts";
+import { imageSources } from "./vision.ts";
 
 /** How many skipped rows the warning of {@link dataTask} lists with their reasons. */
 export const BAD_ROWS_SHOWN = 5;
@@ -345,24 +345,13 @@ export async function dataTask(
 
 /**
  * A row's `images` field as image sources (data URLs, or file paths resolved against the
- * dataset's folder), or null when the row has none; anything else is a bad row's reason.
+ * dataset's folder), or null when the row has none; anything else is a bad row's reason
+ * (`imageSources` of `vision.ts`, the rule task rows follow too).
  */
 function rowImages(value: unknown, dataset: string): string[] | null {
-  if (value === undefined || value === null) return null;
-  const fix = "use a list of image file paths (relative to the dataset) or data:image/... URLs";
-  if (!Array.isArray(value)) throw new TypeError(`images is ${typeof value}; ${fix}`);
-  if (value.length > MAX_IMAGES_PER_ROW) {
-    throw new RangeError(
-      `images holds ${value.length} images, more than ${MAX_IMAGES_PER_ROW}; split the row`,
-    );
-  }
-  return value.map((s, i) => {
-    if (typeof s !== "string" || s.trim() === "") {
-      throw new TypeError(`images[${i}] is ${JSON.stringify(s)?.slice(0, 40)}; ${fix}`);
-    }
-    if (/^data:/i.test(s) || /^file:\/\//i.test(s) || isAbsolute(s)) return s;
-    return join(dirname(dataset), s);
-  });
+  return imageSources(value, "")?.map((s) =>
+    /^data:/i.test(s) || /^file:\/\//i.test(s) || isAbsolute(s) ? s : join(dirname(dataset), s)
+  ) ?? null;
 }
 
 /** The {@link DataTask} of a file's split rows (see the module doc for `row`). */

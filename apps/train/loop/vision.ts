@@ -56,8 +56,44 @@ export interface RowImagesOptions {
 }
 
 /**
+ * A row's `images` value checked as image sources: a list of at most
+ * {@link MAX_IMAGES_PER_ROW} non-empty strings (data URLs or file paths), or null when the row
+ * has none. Throws naming `what` (e.g. `row r7: `), the field and the fix otherwise. One rule for
+ * rows of tasks and of data files.
+ *
+ * @param value The row's `images` field.
+ * @param what A prefix for messages that names the row ("" for none).
+ * @returns The sources, or null.
+ *
+ * @example Usage
+ * ```ts
+ * import { imageSources } from "./vision.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(imageSources(undefined, ""), null);
+ * assert.deepEqual(imageSources(["a.png"], ""), ["a.png"]);
+ * assert.throws(() => imageSources("a.png", "row r: "), /row r: images is string; use a list/);
+ * ```
+ */
+export function imageSources(value: unknown, what: string): string[] | null {
+  if (value === undefined || value === null) return null;
+  const fix = "use a list of image file paths (relative to the dataset) or data:image/... URLs";
+  if (!Array.isArray(value)) throw new TypeError(`${what}images is ${typeof value}; ${fix}`);
+  if (value.length > MAX_IMAGES_PER_ROW) {
+    throw new RangeError(
+      `${what}images holds ${value.length} images, more than ${MAX_IMAGES_PER_ROW}; split the row`,
+    );
+  }
+  value.forEach((s, i) => {
+    if (typeof s !== "string" || s.trim() === "") {
+      throw new TypeError(`${what}images[${i}] is ${JSON.stringify(s)?.slice(0, 40)}; ${fix}`);
+    }
+  });
+  return value as string[];
+}
+
+/**
  * The image sources of a row: `row.images` as a list of strings, `[]` for a text-only row.
- * Throws naming the row and the field when it is something else.
+ * Throws naming the row and the field when it is something else ({@link imageSources}).
  *
  * @example Usage
  * ```ts
@@ -65,32 +101,12 @@ export interface RowImagesOptions {
  * import assert from "node:assert/strict";
  * const row = { id: "r", task: "t", prompt: "?", answer: "1", difficulty: 1 };
  * assert.deepEqual(rowImageSources(row), []);
- * assert.throws(() => rowImageSources({ ...row, images: [3] }), /row r: images\[0\] must be/);
+ * assert.throws(() => rowImageSources({ ...row, images: [3] }), /row r: images\[0\] is 3/);
  * ```
  */
 export function rowImageSources(row: TaskRow): string[] {
   const images = (row as TaskRow & { images?: unknown }).images;
-  if (images === undefined || images === null) return [];
-  if (!Array.isArray(images)) {
-    throw new TypeError(
-      `row ${row.id}: images must be a list of data URLs or file paths, got ${typeof images}`,
-    );
-  }
-  if (images.length > MAX_IMAGES_PER_ROW) {
-    throw new RangeError(
-      `row ${row.id}: images holds ${images.length} images, more than ${MAX_IMAGES_PER_ROW}; ` +
-        `split the row`,
-    );
-  }
-  images.forEach((s, i) => {
-    if (typeof s !== "string" || s.length === 0) {
-      throw new TypeError(
-        `row ${row.id}: images[${i}] must be a non-empty string (a data:image/png;base64,... ` +
-          `URL or a file path), got ${JSON.stringify(s)?.slice(0, 60)}`,
-      );
-    }
-  });
-  return images as string[];
+  return imageSources(images, `row ${row.id}: `) ?? [];
 }
 
 /**

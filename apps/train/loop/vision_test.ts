@@ -89,7 +89,10 @@ Deno.test("RowImages: rows without images are text-only; bad sources name the ro
     () => images.pixels({ ...row, images: [toDataUrl(createImage(28, 28))] }),
     /was not prepared/,
   );
-  assert.throws(() => rowImageSources({ ...row, images: "x" }), /images must be a list/);
+  assert.throws(
+    () => rowImageSources({ ...row, images: "x" }),
+    /row .*: images is string; use a list/,
+  );
 });
 
 Deno.test("RowImages: the cache keeps at most maxEntries images, least recently used out", async () => {

@@ -32,20 +32,21 @@
  *   decode step reads each weight once instead of three times). A key is given a slot (or its slot
  *   is re-packed in place) by the second product of the same version, so one-shot activations
  *   never take one, and neither does a training step's weight, which an optimizer step changes
- *   after its one forward product (re-packing a slot per product cost a 0.5B training step a
- *   third of its time); decoding runs many products per version. Slots are returned by
- *   {@link WasmMatmul.release} when the buffer is freed. At most {@link WASM_MATMUL_TUNING}`.residentBytes` are held (env
- *   `RLVR_WASM_RESIDENT_MB`); past that, products pack per call as before. The panels are the
+ *   after its one forward product (re-packing a slot per product cost a 0.5B training step's
+ *   forward and backward a third of their time); decoding runs many products per version. Slots are returned by
+ *   {@link WasmMatmul.release} when the buffer is freed. At most
+ *   {@link WASM_MATMUL_TUNING}`.residentBytes` are held (env `RLVR_WASM_RESIDENT_MB`); past
+ *   that, products pack per call as before. The panels are the
  *   bytes a per-call pack writes, so the result is the same bit for bit (a one-row product then
  *   runs the tile kernel instead of `gemv1T`, which gives the same bits).
  * - **Threads**: with `threads > 1`, `node:worker_threads` workers (obtained synchronously via
  *   `process.getBuiltinModule`, so the module still loads where there is none), or Web Workers in
  *   a cross-origin isolated browser context that may block (a dedicated Worker, not a page's main
- *   thread), instantiate the same compiled module on a shared `WebAssembly.Memory`. A chunk's column panels are claimed in
- *   grains from an atomic counter by the calling thread and the workers; the caller blocks with
- *   `Atomics.wait` until every grain is done (the `matmul` kernel is synchronous). Which thread
- *   computes a tile never changes its bits. Workers are unref'ed, so they neither keep a process
- *   alive nor trip the test sanitizers.
+ *   thread), instantiate the same compiled module on a shared `WebAssembly.Memory`. A chunk's
+ *   column panels are claimed in grains from an atomic counter by the calling thread and the
+ *   workers; the caller blocks with `Atomics.wait` until every grain is done (the `matmul`
+ *   kernel is synchronous). Which thread computes a tile never changes its bits. Workers are
+ *   unref'ed, so they neither keep a process alive nor trip the test sanitizers.
  *
  * @module
  */
