@@ -197,24 +197,33 @@ export function urlPolicySource(
     checkpoint: (options) => loadCheckpointFromUrl(base, { ...options, fetch: fetchFn }),
     tokenizer: () => loadTokenizerFromUrl(base, { fetch: fetchFn }),
     text: async (file) => {
-      const url = new URL(file, base);
-      let res: Response;
-      try {
-        res = await fetchFn(url);
-      } catch (e) {
-        throw new Error(`loadPolicy: cannot fetch ${url.href}: ${(e as Error).message}`);
-      }
-      if (res.status === 404) {
-        await res.body?.cancel();
-        return null;
-      }
-      if (!res.ok) {
-        await res.body?.cancel();
-        throw new Error(`loadPolicy: ${url.href}: HTTP ${res.status} ${res.statusText}`.trim());
-      }
-      return await res.text();
+      const bytes = await fetchOrNull(fetchFn, new URL(file, base), "loadPolicy");
+      return bytes === null ? null : decoder.decode(bytes);
     },
   };
+}
+
+/** The body of `url`, or null on a 404; other failures throw naming `who` and the URL. */
+async function fetchOrNull(
+  fetchFn: typeof fetch,
+  url: URL,
+  who: string,
+): Promise<Uint8Array | null> {
+  let res: Response;
+  try {
+    res = await fetchFn(url);
+  } catch (e) {
+    throw new Error(`${who}: cannot fetch ${url.href}: ${(e as Error).message}`);
+  }
+  if (res.status === 404) {
+    await res.body?.cancel();
+    return null;
+  }
+  if (!res.ok) {
+    await res.body?.cancel();
+    throw new Error(`${who}: ${url.href}: HTTP ${res.status} ${res.statusText}`.trim());
+  }
+  return new Uint8Array(await res.arrayBuffer());
 }
 
 /** A JSON object file of `src`, or null when absent; a broken one names the file. */
@@ -398,14 +407,8 @@ export async function fetchPolicyFiles(
   const out = new Map<string, Uint8Array>();
   const get = async (name: string, required: boolean): Promise<boolean> => {
     const url = new URL(name, base);
-    let res: Response;
-    try {
-      res = await fetchFn(url);
-    } catch (e) {
-      throw new Error(`fetchPolicyFiles: cannot fetch ${url.href}: ${(e as Error).message}`);
-    }
-    if (res.status === 404) {
-      await res.body?.cancel();
+    const bytes = await fetchOrNull(fetchFn, url, "fetchPolicyFiles");
+    if (bytes === null) {
       if (required) {
         throw new Error(
           `fetchPolicyFiles: ${url.href} does not exist (HTTP 404); a checkpoint folder needs ` +
@@ -415,11 +418,7 @@ export async function fetchPolicyFiles(
       }
       return false;
     }
-    if (!res.ok) {
-      await res.body?.cancel();
-      throw new Error(`fetchPolicyFiles: ${url.href}: HTTP ${res.status} ${res.statusText}`);
-    }
-    out.set(name, new Uint8Array(await res.arrayBuffer()));
+    out.set(name, bytes);
     return true;
   };
   if (options.names !== undefined) {

@@ -475,6 +475,18 @@ Deno.test({
   },
 });
 
+/** A 4-row product through a 64×64 transposed weight: the resident-cache tests' shape. */
+const DECODE_4x64: Params = {
+  batch: 1,
+  m: 4,
+  n: 64,
+  k: 64,
+  transA: false,
+  transB: true,
+  aBatchStride: 0,
+  bBatchStride: 0,
+};
+
 Deno.test({
   name: "wasm matmul resident weights: slots are bounded, reused after release, " +
     "and dropped when scratch must grow",
@@ -482,16 +494,7 @@ Deno.test({
   fn() {
     const saved = WASM_MATMUL_TUNING.residentBytes;
     const mm = new WasmMatmul(flavours[0]!);
-    const p: Params = {
-      batch: 1,
-      m: 4,
-      n: 64,
-      k: 64,
-      transA: false,
-      transB: true,
-      aBatchStride: 0,
-      bBatchStride: 0,
-    };
+    const p = DECODE_4x64;
     const slot = 4 * 64 * 64;
     try {
       WASM_MATMUL_TUNING.residentBytes = 2 * slot;
@@ -531,16 +534,7 @@ Deno.test({
   ignore,
   fn() {
     const mm = new WasmMatmul(flavours[0]!);
-    const p: Params = {
-      batch: 1,
-      m: 4,
-      n: 64,
-      k: 64,
-      transA: false,
-      transB: true,
-      aBatchStride: 0,
-      bBatchStride: 0,
-    };
+    const p = DECODE_4x64;
     const a = draw(1, 4 * 64) as Float32Array;
     const b = draw(9, 64 * 64) as Float32Array;
     const c = new Float32Array(4 * 64);

@@ -368,6 +368,22 @@ function assertSameBits(got: Float32Array, want: Float32Array, what: string): vo
   }
 }
 
+/** silu and sigmoid of `x`, and silu_backward of `(x, dy)`: wasm and TypeScript, same bits. */
+function activationsAgree(x: Float32Array, dy: Float32Array): void {
+  const n = x.length;
+  for (const op of ["silu", "sigmoid"] as const) {
+    const got = new Float32Array(n), want = new Float32Array(n);
+    wp!.unary([x], [got], { op });
+    unary([x], [want], { op });
+    assertSameBits(got, want, op);
+  }
+  const p = { op: "silu_backward" as const, shape: [n], aStrides: [1], bStrides: [1] };
+  const got = new Float32Array(n), want = new Float32Array(n);
+  wp!.binary([x, dy], [got], p);
+  binary([x, dy], [want], p);
+  assertSameBits(got, want, "silu_backward");
+}
+
 Deno.test({
   name: "wasm silu, sigmoid, silu_backward: equal the TypeScript kernels bit for bit on random " +
     "lengths (odd, past a block) and values of every magnitude",
@@ -378,18 +394,7 @@ Deno.test({
         fc.integer({ min: 0, max: 2 * POINTWISE_BLOCK + 3 }),
         fc.integer(),
         (n, seed) => {
-          const x = drawActivations(seed, n), dy = drawActivations(seed + 1, n);
-          for (const op of ["silu", "sigmoid"] as const) {
-            const got = new Float32Array(n), want = new Float32Array(n);
-            wp!.unary([x], [got], { op });
-            unary([x], [want], { op });
-            assertSameBits(got, want, op);
-          }
-          const p = { op: "silu_backward" as const, shape: [n], aStrides: [1], bStrides: [1] };
-          const got = new Float32Array(n), want = new Float32Array(n);
-          wp!.binary([x, dy], [got], p);
-          binary([x, dy], [want], p);
-          assertSameBits(got, want, "silu_backward");
+          activationsAgree(drawActivations(seed, n), drawActivations(seed + 1, n));
         },
       ),
       { numRuns: 60 },
@@ -405,18 +410,7 @@ Deno.test({
     const f32 = fc.float32Array({ maxLength: 40 });
     fc.assert(
       fc.property(f32, f32, (x, d) => {
-        const n = x.length, dy = Float32Array.from({ length: n }, (_, i) => d[i % d.length] ?? 1);
-        for (const op of ["silu", "sigmoid"] as const) {
-          const got = new Float32Array(n), want = new Float32Array(n);
-          wp!.unary([x], [got], { op });
-          unary([x], [want], { op });
-          assertSameBits(got, want, op);
-        }
-        const p = { op: "silu_backward" as const, shape: [n], aStrides: [1], bStrides: [1] };
-        const got = new Float32Array(n), want = new Float32Array(n);
-        wp!.binary([x, dy], [got], p);
-        binary([x, dy], [want], p);
-        assertSameBits(got, want, "silu_backward");
+        activationsAgree(x, Float32Array.from(x, (_, i) => d[i % d.length] ?? 1));
       }),
       { numRuns: 500 },
     );
