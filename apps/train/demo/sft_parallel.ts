@@ -1,6 +1,7 @@
 /**
- * Data-parallel supervised steps on two CPU cores: the main thread and one Web Worker each
- * compute the gradients of half the batch, the worker's are added to the main thread's, then one
+ * Data-parallel supervised steps on two CPU cores ({@link TwoThreadSft}; {@link ParallelSft} for
+ * text models, `VlParallelSft` of `vl_sft.ts` for vision-language ones): the main thread and one
+ * Web Worker each compute the gradients of half the batch, the worker's are added to the main thread's, then one
  * clipped optimizer step. The CPU backend computes on one thread, so this is how the 15-minute
  * budget of `deno task pretrain:cot` uses both cores of the lab machine.
  *
@@ -16,7 +17,7 @@
  */
 
 import type { CausalLM, ModelConfig } from "@rlvr/policy";
-import type { Optimizer } from "@rlvr/tensor";
+import type { Optimizer, Tensor } from "@rlvr/tensor";
 import {
   applySftGradients,
   sftGradients,
@@ -30,33 +31,41 @@ type Reply =
   | { type: "grads"; loss: number; grads: Float32Array[] }
   | { type: "error"; message: string };
 
+/** A model whose parameters the two threads share (a text or a vision-language model). */
+interface HasParameters {
+  parameters(): Tensor[];
+}
+
+/** Accumulates the gradients of `batch` into the parameters' `grad`; returns its loss share. */
+type SftGradients<M, S> = (
+  model: M,
+  batch: readonly S[],
+  options: { total: number; microBatch: number },
+) => Promise<number>;
+
 /**
- * Two-thread {@link sftStep}: see the module doc.
- *
- * @example Usage
- * ```ts
- * import { ParallelSft } from "./sft_parallel.ts";
- * import { loadPolicy } from "../loop/policy.ts";
- * import { AdamW } from "@rlvr/tensor";
- * import assert from "node:assert/strict";
- * const { model } = await loadPolicy("builtin:tiny");
- * const opt = new AdamW(model.parameters(), { lr: 1e-3 });
- * const sft = await ParallelSft.start(model.config);
- * const seq = (n: number) => ({ promptIds: [1, 20 + n], completionIds: [22, 2] });
- * const loss = await sft.step(model, opt, [seq(1), seq(2), seq(3)]);
- * assert.ok(loss > 0);
- * sft.close();
- * opt.dispose();
- * model.dispose();
- * ```
+ * The data-parallel step shared by {@link ParallelSft} (text models) and `VlParallelSft`
+ * (`vl_sft.ts`): a worker module that answers `init`/`step` (`serveSftWorker` of
+ * `sft_worker_serve.ts`) and the gradient function of the main thread's half.
  */
-export class ParallelSft {
+export class TwoThreadSft<M extends HasParameters, S extends SftSequence> {
   readonly #worker: Worker;
+  readonly #name: string;
+  readonly #gradients: SftGradients<M, S>;
   #pending: ((r: Reply) => void) | null = null;
 
-  private constructor(worker: Worker) {
-    this.#worker = worker;
-    worker.onmessage = (e: MessageEvent<Reply>) => {
+  /**
+   * Starts the worker module `worker` (`init` then sends it the model config).
+   *
+   * @param worker The worker module's URL.
+   * @param name What error messages call the worker.
+   * @param gradients The main thread's gradients of its half (the worker runs the same).
+   */
+  protected constructor(worker: URL, name: string, gradients: SftGradients<M, S>) {
+    this.#worker = new Worker(worker.href, { type: "module" });
+    this.#name = name;
+    this.#gradients = gradients;
+    this.#worker.onmessage = (e: MessageEvent<Reply>) => {
       const resolve = this.#pending;
       this.#pending = null;
       resolve?.(e.data);
@@ -67,29 +76,27 @@ export class ParallelSft {
     return new Promise((resolve, reject) => {
       this.#pending = (
         r,
-      ) => (r.type === "error" ? reject(new Error(`sft worker: ${r.message}`)) : resolve(r));
+      ) => (r.type === "error" ? reject(new Error(`${this.#name}: ${r.message}`)) : resolve(r));
       this.#worker.postMessage(message, transfer);
     });
   }
 
-  /** Starts the worker with a model of `config` (its weights come with every step). */
-  static async start(config: ModelConfig): Promise<ParallelSft> {
-    const w = new Worker(new URL("./sft_worker.ts", import.meta.url).href, { type: "module" });
-    const sft = new ParallelSft(w);
+  /** Sends the model config to the worker; stops it when that fails. */
+  protected async init(config: unknown): Promise<this> {
     try {
-      await sft.#request({ type: "init", config });
+      await this.#request({ type: "init", config });
     } catch (e) {
-      w.terminate();
+      this.#worker.terminate();
       throw e;
     }
-    return sft;
+    return this;
   }
 
   /** One step on `batch` (see the module doc); returns the loss before it. */
   async step(
-    model: CausalLM,
+    model: M,
     optimizer: Optimizer,
-    batch: readonly SftSequence[],
+    batch: readonly S[],
     options: SftStepOptions = {},
   ): Promise<number> {
     const len = (s: SftSequence) => s.promptIds.length + s.completionIds.length;
@@ -109,7 +116,7 @@ export class ParallelSft {
         weights.map((w) => w.buffer),
       );
     }
-    let loss = await sftGradients(model, mine, { total, microBatch });
+    let loss = await this.#gradients(model, mine, { total, microBatch });
     if (reply !== null) {
       const r = await reply as { loss: number; grads: Float32Array[] };
       loss += r.loss;
@@ -128,5 +135,36 @@ export class ParallelSft {
   /** Stops the worker. */
   close(): void {
     this.#worker.terminate();
+  }
+}
+
+/**
+ * Two-thread {@link sftStep} of a text model: see the module doc.
+ *
+ * @example Usage
+ * ```ts
+ * import { ParallelSft } from "./sft_parallel.ts";
+ * import { loadPolicy } from "../loop/policy.ts";
+ * import { AdamW } from "@rlvr/tensor";
+ * import assert from "node:assert/strict";
+ * const { model } = await loadPolicy("builtin:tiny");
+ * const opt = new AdamW(model.parameters(), { lr: 1e-3 });
+ * const sft = await ParallelSft.start(model.config);
+ * const seq = (n: number) => ({ promptIds: [1, 20 + n], completionIds: [22, 2] });
+ * const loss = await sft.step(model, opt, [seq(1), seq(2), seq(3)]);
+ * assert.ok(loss > 0);
+ * sft.close();
+ * opt.dispose();
+ * model.dispose();
+ * ```
+ */
+export class ParallelSft extends TwoThreadSft<CausalLM, SftSequence> {
+  private constructor() {
+    super(new URL("./sft_worker.ts", import.meta.url), "sft worker", sftGradients);
+  }
+
+  /** Starts the worker with a model of `config` (its weights come with every step). */
+  static start(config: ModelConfig): Promise<ParallelSft> {
+    return new ParallelSft().init(config);
   }
 }

@@ -17,13 +17,8 @@
 
 import type { GridThw, VisionLanguageConfig, VisionLanguageModel } from "@rlvr/policy";
 import { type Optimizer, type Tensor, tensor } from "@rlvr/tensor";
-import {
-  applySftGradients,
-  sftGradients,
-  type SftSequence,
-  type SftStepOptions,
-  trainedTokens,
-} from "./sft.ts";
+import { applySftGradients, sftGradients, type SftSequence, type SftStepOptions } from "./sft.ts";
+import { TwoThreadSft } from "./sft_parallel.ts";
 
 /** One SFT sequence of a vision-language model: prompt, completion and the prompt's images. */
 export interface VlSequence extends SftSequence {
@@ -91,11 +86,6 @@ export async function vlSftStep(
   return loss;
 }
 
-type Reply =
-  | { type: "ready" }
-  | { type: "grads"; loss: number; grads: Float32Array[] }
-  | { type: "error"; message: string };
-
 /**
  * Two-thread {@link vlSftStep}: see the module doc.
  *
@@ -125,83 +115,13 @@ type Reply =
  * assert.ok(Math.abs(losses[0]! - losses[1]!) < 1e-5);
  * ```
  */
-export class VlParallelSft {
-  readonly #worker: Worker;
-  #pending: ((r: Reply) => void) | null = null;
-
-  private constructor(worker: Worker) {
-    this.#worker = worker;
-    worker.onmessage = (e: MessageEvent<Reply>) => {
-      const resolve = this.#pending;
-      this.#pending = null;
-      resolve?.(e.data);
-    };
-  }
-
-  #request(message: unknown, transfer: Transferable[] = []): Promise<Reply> {
-    return new Promise((resolve, reject) => {
-      this.#pending = (
-        r,
-      ) => (r.type === "error" ? reject(new Error(`vl sft worker: ${r.message}`)) : resolve(r));
-      this.#worker.postMessage(message, transfer);
-    });
+export class VlParallelSft extends TwoThreadSft<VisionLanguageModel, VlSequence> {
+  private constructor() {
+    super(new URL("./vl_worker.ts", import.meta.url), "vl sft worker", vlSftGradients);
   }
 
   /** Starts the worker with a model of `config` (its weights come with every step). */
-  static async start(config: VisionLanguageConfig): Promise<VlParallelSft> {
-    const w = new Worker(new URL("./vl_worker.ts", import.meta.url).href, { type: "module" });
-    const sft = new VlParallelSft(w);
-    try {
-      await sft.#request({ type: "init", config });
-    } catch (e) {
-      w.terminate();
-      throw e;
-    }
-    return sft;
-  }
-
-  /** One step on `batch` (see the module doc); returns the loss before it. */
-  async step(
-    model: VisionLanguageModel,
-    optimizer: Optimizer,
-    batch: readonly VlSequence[],
-    options: SftStepOptions = {},
-  ): Promise<number> {
-    const len = (s: SftSequence) => s.promptIds.length + s.completionIds.length;
-    const sorted = batch.slice().sort((a, b) => len(a) - len(b));
-    const mine = sorted.filter((_, i) => i % 2 === 0);
-    const theirs = sorted.filter((_, i) => i % 2 === 1);
-    const total = batch.reduce((a, s) => a + trainedTokens(s), 0);
-    const params = model.parameters();
-    const microBatch = options.microBatch ?? batch.length;
-    let reply: Promise<Reply> | null = null;
-    if (theirs.length > 0) {
-      const weights = await Promise.all(
-        params.map(async (p) => Float32Array.from(await p.data() as Float32Array)),
-      );
-      reply = this.#request(
-        { type: "step", weights, batch: theirs, total, microBatch },
-        weights.map((w) => w.buffer),
-      );
-    }
-    let loss = await vlSftGradients(model, mine, { total, microBatch });
-    if (reply !== null) {
-      const r = await reply as { loss: number; grads: Float32Array[] };
-      loss += r.loss;
-      for (let i = 0; i < params.length; i++) {
-        const g = params[i]!.grad!;
-        const sum = Float32Array.from(await g.data() as Float32Array);
-        const other = r.grads[i]!;
-        for (let j = 0; j < sum.length; j++) sum[j]! += other[j]!;
-        g.backend.write(g.buffer, sum);
-      }
-    }
-    await applySftGradients(params, optimizer);
-    return loss;
-  }
-
-  /** Stops the worker. */
-  close(): void {
-    this.#worker.terminate();
+  static start(config: VisionLanguageConfig): Promise<VlParallelSft> {
+    return new VlParallelSft().init(config);
   }
 }
