@@ -9,6 +9,7 @@
 import {
   decodeImage,
   type DecodeLimits,
+  DEFAULT_MAX_BYTES,
   encodePng,
   ImageDecodeError,
   resolveDecodeLimits,
@@ -52,6 +53,48 @@ function base64FromBytes(bytes: Uint8Array): string {
  */
 export function toDataUrl(image: RgbImage): string {
   return `data:image/png;base64,${base64FromBytes(encodePng(image))}`;
+}
+
+/**
+ * Encoded PNG or JPEG bytes as a base64 data URL, the MIME type taken from the bytes' own
+ * signature: how an image stored as bytes (a Parquet dataset's Hugging Face `Image` feature,
+ * `{bytes, path}`) becomes an image source. The size limit (`maxBytes`, default
+ * {@link DEFAULT_MAX_BYTES}) is checked first. Errors are {@link ImageDecodeError}s (`limit`,
+ * or `format` for bytes that are neither PNG nor JPEG).
+ *
+ * @example Usage
+ * ```ts
+ * import { bytesToDataUrl, createImage, encodePng, parseDataUrl } from "@rlvr/image";
+ * import assert from "node:assert/strict";
+ * const png = encodePng(createImage(2, 1));
+ * const url = bytesToDataUrl(png);
+ * assert.ok(url.startsWith("data:image/png;base64,"));
+ * assert.deepEqual(parseDataUrl(url).bytes, png);
+ * assert.throws(() => bytesToDataUrl(new Uint8Array([71, 73, 70])), /neither PNG nor JPEG/);
+ * ```
+ */
+export function bytesToDataUrl(bytes: Uint8Array, limits?: DecodeLimits): string {
+  const owner = "bytesToDataUrl";
+  const { maxBytes } = resolveDecodeLimits(owner, limits);
+  if (bytes.length > maxBytes) {
+    throw new ImageDecodeError(
+      "limit",
+      `${owner}: ${bytes.length} bytes, more than maxBytes = ${maxBytes}; compress or downscale ` +
+        `the image, or raise limits.maxBytes if you trust its source`,
+    );
+  }
+  const png = bytes.length >= 8 && bytes[0] === 0x89 && bytes[1] === 0x50 && bytes[2] === 0x4e &&
+    bytes[3] === 0x47;
+  const jpeg = bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff;
+  if (!png && !jpeg) {
+    throw new ImageDecodeError(
+      "format",
+      `${owner}: ${bytes.length} bytes starting ${
+        [...bytes.subarray(0, 4)].map((b) => b.toString(16).padStart(2, "0")).join(" ")
+      } are neither PNG nor JPEG (no signature); convert the image to PNG`,
+    );
+  }
+  return `data:image/${png ? "png" : "jpeg"};base64,${base64FromBytes(bytes)}`;
 }
 
 const DATA_URL = /^data:(image\/(?:png|jpeg|jpg))((?:;[\w.+-]+=[\w.+-]*)*);base64,/i;

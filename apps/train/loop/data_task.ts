@@ -14,7 +14,8 @@
  *   stop a run. A file without a single usable row is an error naming the file, the field and
  *   the fix.
  * - **Images**: a row's `images` field (a list of file paths, relative to the dataset's folder,
- *   or `data:image/...` URLs) rides along with paths resolved, for a vision-language policy
+ *   `data:image/...` URLs, or images stored as bytes: a Parquet dataset's Hugging Face `Image`
+ *   structs `{bytes, path}`) rides along with paths resolved and bytes as data URLs, for a vision-language policy
  *   (`loop/vision.ts` decodes them when the row is first drawn); it is part of the row's key, so
  *   one question about two images is two problems. A field that is not such a list is a bad row.
  * - **The reference answer** is reduced with `extractGold`: a GSM8K solution `... #### 42`
@@ -49,6 +50,7 @@
  */
 
 import { basename, dirname, isAbsolute, join } from "node:path";
+import { bytesToDataUrl } from "@rlvr/image";
 import type { ChatMessage } from "@rlvr/policy";
 import {
   defineReward,
@@ -206,8 +208,9 @@ function openStream(section: DataSection): ExampleStream {
     fields: section.answerField === null ? { prompt } : { prompt, answer: section.answerField },
     onBadRow: "skip" as const,
   };
+  // A Parquet `images` column keeps its bytes (Hugging Face `Image` structs): see rowImages.
   return section.format === "parquet"
-    ? readParquet(section.path, options)
+    ? readParquet(section.path, { ...options, bytesColumns: ["images"] })
     : readJsonl(section.path, options);
 }
 
@@ -283,7 +286,7 @@ export async function dataTask(
         difficulty: 0,
         // The same question about two images is two problems.
         uid: images !== null
-          ? promptUid([prompt.text, ex.row.images])
+          ? promptUid([prompt.text, imageKey(ex.row.images, images)])
           : section.template != null
           ? promptUid(prompt.text)
           : ex.uid,
@@ -346,12 +349,42 @@ export async function dataTask(
 /**
  * A row's `images` field as image sources (data URLs, or file paths resolved against the
  * dataset's folder), or null when the row has none; anything else is a bad row's reason
- * (`imageSources` of `vision.ts`, the rule task rows follow too).
+ * (`imageSources` of `vision.ts`, the rule task rows follow too). An entry may also be an image
+ * stored as bytes, as Parquet datasets of Hugging Face's `Image` feature hold it (`{bytes,
+ * path}`, or the bytes alone): PNG or JPEG bytes become a data URL, a struct without bytes its
+ * `path`.
  */
 function rowImages(value: unknown, dataset: string): string[] | null {
-  return imageSources(value, "")?.map((s) =>
+  const entries = Array.isArray(value) ? value.map(imageEntry) : value;
+  return imageSources(entries, "")?.map((s) =>
     /^data:/i.test(s) || /^file:\/\//i.test(s) || isAbsolute(s) ? s : join(dirname(dataset), s)
   ) ?? null;
+}
+
+/** One `images` entry as an image source when it is an image stored as bytes (see above). */
+function imageEntry(entry: unknown, i: number): unknown {
+  const bytes = entry instanceof Uint8Array
+    ? entry
+    : (entry as { bytes?: unknown } | null)?.bytes instanceof Uint8Array
+    ? (entry as { bytes: Uint8Array }).bytes
+    : null;
+  if (bytes !== null) {
+    try {
+      return bytesToDataUrl(bytes);
+    } catch (e) {
+      throw new TypeError(`images[${i}]: ${(e as Error).message}`);
+    }
+  }
+  const path = (entry as { path?: unknown } | null)?.path;
+  if (typeof entry === "object" && entry !== null && !Array.isArray(entry)) {
+    return typeof path === "string" ? path : entry;
+  }
+  return entry;
+}
+
+/** What a row's images add to its key: the entries as given, bytes by their data URLs. */
+function imageKey(raw: unknown, sources: readonly string[]): unknown {
+  return Array.isArray(raw) ? raw.map((e, i) => (typeof e === "string" ? e : sources[i])) : raw;
 }
 
 /** The {@link DataTask} of a file's split rows (see the module doc for `row`). */

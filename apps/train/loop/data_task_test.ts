@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { parquetWriteBuffer } from "hyparquet-writer";
+import { createImage, encodePng, loadImage } from "@rlvr/image";
 import type { DataSection } from "../config/types.ts";
 import { additionRows, withTempDir, writeJsonl, writeParquet } from "./_test_data.ts";
 import { type DataRow, dataTask, fitDataTask, isDataTask, referenceAnswers } from "./data_task.ts";
@@ -328,5 +330,65 @@ Deno.test("fitDataTask: rows too long for the model are skipped and counted, tru
       () => fitDataTask(task, { maxPromptTokens: 2, promptTokens, limit, log: () => {} }),
       /all 42 rows of .* have prompts longer than/,
     );
+  });
+});
+
+Deno.test("dataTask: Parquet images stored as bytes (Hugging Face Image structs) become data URLs of the same pixels; a path struct resolves; bytes that are no image make a skipped row", async () => {
+  await withTempDir(async (dir) => {
+    const images = [0, 1, 2, 3, 4].map((i) => createImage(4, 3, { fill: [40 * i, 10, 200] }));
+    const entries: unknown[] = images.map((im) => [{ bytes: encodePng(im), path: null }]);
+    entries.push([{ bytes: null, path: "img/x.png" }], [{
+      bytes: new Uint8Array([1, 2, 3]),
+      path: null,
+    }]);
+    const n = entries.length;
+    await Deno.writeFile(
+      `${dir}/shapes.parquet`,
+      new Uint8Array(parquetWriteBuffer({
+        columnData: [
+          { name: "question", data: Array.from({ length: n }, (_, i) => `colour ${i}?`) },
+          { name: "answer", data: Array.from({ length: n }, (_, i) => `${i}`) },
+          { name: "images", data: entries },
+        ],
+        schema: [
+          { name: "root", num_children: 3 },
+          {
+            name: "question",
+            type: "BYTE_ARRAY",
+            converted_type: "UTF8",
+            repetition_type: "REQUIRED",
+          },
+          {
+            name: "answer",
+            type: "BYTE_ARRAY",
+            converted_type: "UTF8",
+            repetition_type: "REQUIRED",
+          },
+          { name: "images", repetition_type: "OPTIONAL", num_children: 1, converted_type: "LIST" },
+          { name: "list", repetition_type: "REPEATED", num_children: 1 },
+          { name: "element", repetition_type: "OPTIONAL", num_children: 2 },
+          { name: "bytes", type: "BYTE_ARRAY", repetition_type: "OPTIONAL" },
+          { name: "path", type: "BYTE_ARRAY", converted_type: "UTF8", repetition_type: "OPTIONAL" },
+        ],
+      })),
+    );
+    const logs: string[] = [];
+    const data = await dataTask(section(`${dir}/shapes.parquet`, { template: null }), {
+      log: (l) => logs.push(l),
+    });
+    const rows = [...data.train, ...data.test];
+    assert.equal(rows.length, 6);
+    for (const r of rows) {
+      const i = Number(r.answer);
+      const src = (r.images as string[])[0]!;
+      if (i === 5) assert.equal(src, `${dir}/img/x.png`);
+      else assert.deepEqual(await loadImage(src), images[i]);
+    }
+    assert.equal(data.skipped.length, 1);
+    assert.match(
+      data.skipped[0]!.reason,
+      /images\[0\]: bytesToDataUrl: 3 bytes .* neither PNG nor JPEG/,
+    );
+    assert.equal(new Set(rows.map((r) => data.key(r))).size, 6);
   });
 });

@@ -31,6 +31,13 @@ import type { ExampleStream, ReadOptions } from "./jsonl.ts";
 export interface ParquetReadOptions extends ReadOptions {
   /** Columns to read into `row` (default: all); the mapped columns are always read. */
   columns?: string[];
+  /**
+   * Columns whose byte arrays without a text annotation stay bytes (`Uint8Array`) instead of
+   * being decoded as UTF-8 text (hyparquet's default for such columns): binary data, such as the
+   * images of a Hugging Face `Image` column (`{bytes, path}` structs). Columns not in the file
+   * are ignored. Default: none.
+   */
+  bytesColumns?: string[];
 }
 
 /** An open Parquet file as hyparquet's `AsyncBuffer`. */
@@ -197,16 +204,33 @@ export function readParquet(path: string, options: ParquetReadOptions = {}): Exa
           }
           columns = [...new Set([...options.columns, ...needed])];
         }
+        const binary = new Set((options.bytesColumns ?? []).filter((c) => available.includes(c)));
         let rowStart = 0;
         for (const group of metadata.row_groups) {
           const rowEnd = rowStart + Number(group.num_rows);
+          const wanted = columns ?? available;
+          const asBytes = wanted.filter((c) => binary.has(c));
           const rows = await parquetReadObjects({
             file: f.buffer,
             metadata,
             rowStart,
             rowEnd,
-            ...(columns ? { columns } : {}),
+            ...(columns || asBytes.length > 0
+              ? { columns: wanted.filter((c) => !binary.has(c)) }
+              : {}),
           });
+          if (asBytes.length > 0) {
+            // The binary columns again, as bytes: each column chunk is read once either way.
+            const raw = await parquetReadObjects({
+              file: f.buffer,
+              metadata,
+              rowStart,
+              rowEnd,
+              columns: asBytes,
+              utf8: false,
+            });
+            for (let k = 0; k < rows.length; k++) Object.assign(rows[k]!, raw[k]);
+          }
           for (let k = 0; k < rows.length; k++) {
             const index = rowStart + k;
             const where = `${path} row ${index}`;

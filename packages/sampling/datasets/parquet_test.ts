@@ -152,3 +152,59 @@ Deno.test("readParquet: a file that is not Parquet is a DatasetError naming it",
     assert.match(e.message, /fake\.parquet: not a readable Parquet file/);
   });
 });
+
+Deno.test("readParquet bytesColumns: an unannotated byte-array column (images as Hugging Face Image structs) keeps its bytes; without it they are decoded as text", async () => {
+  await withDir(async (dir) => {
+    const blob = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0xff, 0x00, 0xfe]); // not UTF-8
+    const path = `${dir}/img.parquet`;
+    await Deno.writeFile(
+      path,
+      new Uint8Array(parquetWriteBuffer({
+        columnData: [
+          { name: "prompt", data: ["a", "b"] },
+          {
+            name: "images",
+            data: [[{ bytes: blob, path: null }], [{ bytes: null, path: "x.png" }]],
+          },
+        ],
+        schema: [
+          { name: "root", num_children: 2 },
+          {
+            name: "prompt",
+            type: "BYTE_ARRAY",
+            converted_type: "UTF8",
+            repetition_type: "REQUIRED",
+          },
+          { name: "images", repetition_type: "OPTIONAL", num_children: 1, converted_type: "LIST" },
+          { name: "list", repetition_type: "REPEATED", num_children: 1 },
+          { name: "element", repetition_type: "OPTIONAL", num_children: 2 },
+          { name: "bytes", type: "BYTE_ARRAY", repetition_type: "OPTIONAL" },
+          { name: "path", type: "BYTE_ARRAY", converted_type: "UTF8", repetition_type: "OPTIONAL" },
+        ],
+      })),
+    );
+    const read = (bytesColumns?: string[]) =>
+      Array.fromAsync(
+        readParquet(path, {
+          fields: { prompt: "prompt" },
+          ...(bytesColumns ? { bytesColumns } : {}),
+        }),
+      );
+    const kept = await read(["images", "not_a_column"]);
+    assert.deepEqual(kept.map((e) => e.prompt), ["a", "b"]);
+    assert.deepEqual(kept[0]!.row.images, [{ bytes: blob, path: null }]);
+    assert.deepEqual(kept[1]!.row.images, [{ bytes: null, path: "x.png" }]);
+    assert.deepEqual(Object.keys(kept[0]!.row).sort(), ["images", "prompt"]);
+    const text = await read();
+    assert.equal(typeof (text[0]!.row.images as { bytes: unknown }[])[0]!.bytes, "string");
+    // With columns given, a bytes column is read only when asked for.
+    const only = await Array.fromAsync(
+      readParquet(path, {
+        fields: { prompt: "prompt" },
+        columns: ["prompt"],
+        bytesColumns: ["images"],
+      }),
+    );
+    assert.equal(only[0]!.row.images, undefined);
+  });
+});
