@@ -9,7 +9,6 @@
 import {
   decodeImage,
   type DecodeLimits,
-  DEFAULT_MAX_BYTES,
   encodePng,
   ImageDecodeError,
   resolveDecodeLimits,
