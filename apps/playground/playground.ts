@@ -3,8 +3,8 @@
  * recipes a tab can run, train the shipped tiny policy live in the browser tab.
  *
  * What the build writes to the output directory (default `apps/playground/dist/`, gitignored):
- * - `app.js`, the page's entry bundled for the browser (`build.ts`: `deno bundle --platform
- *   browser`, no `node:` imports), and `index.html`;
+ * - `app.js`, the page's entry, and `run_worker.js`, its training worker, bundled for the
+ *   browser (`build.ts`: `deno bundle --platform browser`, no `node:` imports), and `index.html`;
  * - `model/`: the files of `builtin:tiny` (`apps/train/checkpoints/tiny/`) and `files.json`,
  *   their list, which the page fetches and loads with `policyFromFiles`;
  * - `recipes.json`: the shipped recipes resolved by the config loader in Deno (`catalog_build.ts`),
@@ -64,8 +64,10 @@ export interface PlaygroundBuildOptions {
 export interface PlaygroundBuild {
   /** The output directory (absolute). */
   outDir: string;
-  /** The bundle's size in bytes. */
+  /** The page bundle's size in bytes. */
   bundleBytes: number;
+  /** The training worker bundle's size in bytes. */
+  workerBytes: number;
   /** The recipes a tab can run. */
   recipes: string[];
   /** The shipped recipes left out, with the reason. */
@@ -97,8 +99,8 @@ export async function buildPlayground(
 ): Promise<PlaygroundBuild> {
   const t0 = performance.now();
   const outDir = resolve(options.outDir ?? DEFAULT_OUT_DIR);
-  const [bundle] = await bundleForBrowser({
-    entries: [join(HERE, "page", "app.ts")],
+  const [bundle, worker] = await bundleForBrowser({
+    entries: [join(HERE, "page", "app.ts"), join(HERE, "page", "run_worker.ts")],
     copy: [join(HERE, "page", "index.html")],
     outDir,
     cwd: ROOT,
@@ -126,6 +128,7 @@ export async function buildPlayground(
   return {
     outDir,
     bundleBytes: bundle!.bytes,
+    workerBytes: worker!.bytes,
     recipes: catalog.recipes.map((r) => r.name),
     excluded: catalog.excluded,
     ms: performance.now() - t0,
@@ -187,7 +190,9 @@ export async function main(args: readonly string[], signal?: AbortSignal): Promi
   console.log(
     `built ${built.outDir} in ${(built.ms / 1000).toFixed(1)} s (app.js ${
       (built.bundleBytes / 2 ** 20).toFixed(1)
-    } MiB); recipes: ${built.recipes.join(", ")}`,
+    } MiB, run_worker.js ${(built.workerBytes / 2 ** 20).toFixed(1)} MiB); recipes: ${
+      built.recipes.join(", ")
+    }`,
   );
   for (const e of built.excluded) console.log(`  not in the page: ${e.name}: ${e.reason}`);
   if (v["build-only"]) return 0;

@@ -210,8 +210,10 @@ Deno.test({
       const built = await buildPlayground({ outDir: out });
       console.log(
         `built the page in ${(built.ms / 1000).toFixed(1)} s (app.js ${
-          (built.bundleBytes / 2 ** 20).toFixed(1)
-        } MiB; recipes ${built.recipes.join(", ")})`,
+          (built.bundleBytes / 2 ** 10).toFixed(0)
+        } KiB, run_worker.js ${(built.workerBytes / 2 ** 20).toFixed(1)} MiB; recipes ${
+          built.recipes.join(", ")
+        })`,
       );
       assert.ok(built.recipes.includes("grpo"));
       for (const device of ["wasm", "webgpu"] as const) {

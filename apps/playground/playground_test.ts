@@ -12,10 +12,20 @@ Deno.test("buildPlayground: the page, the tiny policy's files with their manifes
     const built = await buildPlayground({ outDir });
     const listing = [];
     for await (const e of Deno.readDir(outDir)) listing.push(e.name);
-    assert.deepEqual(listing.sort(), ["app.js", "index.html", "model", "recipes.json"]);
-    const app = await Deno.readTextFile(join(outDir, "app.js"));
-    assert.deepEqual(nodeImportsOf(app), [], "the bundle imports no node: module");
-    assert.doesNotMatch(app, /\bfrom\s*["']https?:/, "nothing from the network");
+    assert.deepEqual(listing.sort(), [
+      "app.js",
+      "index.html",
+      "model",
+      "recipes.json",
+      "run_worker.js",
+    ]);
+    for (const bundle of ["app.js", "run_worker.js"]) {
+      const code = await Deno.readTextFile(join(outDir, bundle));
+      assert.deepEqual(nodeImportsOf(code), [], `${bundle} imports no node: module`);
+      assert.doesNotMatch(code, /\bfrom\s*["']https?:/, `${bundle}: nothing from the network`);
+    }
+    // The page itself bundles no model code: the training worker does.
+    assert.ok(built.bundleBytes < built.workerBytes / 10, `app.js ${built.bundleBytes} bytes`);
     assert.match(await Deno.readTextFile(join(outDir, "index.html")), /src="app\.js"/);
     for (const name of MODEL_FILES) {
       assert.deepEqual(

@@ -1,7 +1,9 @@
 /**
  * Browser entry of the playground page (`index.html`): loads the recipes (`recipes.json`) and
  * the tiny policy's files (`model/`), presets the form from the URL (`?recipe=grpo&steps=30&
- * seed=1&backend=wasm&autostart=1`), and runs a {@link PlaygroundRun} on the backend chosen:
+ * seed=1&backend=wasm&autostart=1`), and runs a `PlaygroundRun` on the backend chosen, in a
+ * dedicated worker (`run_worker.ts`, driven through `worker_run.ts`), so the page stays
+ * responsive and the WebAssembly matmul may use several threads:
  * Start begins a new run with the knobs, Stop ends it after the step in progress, Resume
  * continues the same session. After every step the plots, the progress line and the
  * before/after table are redrawn and `window.__playground` (see `state.ts`) is updated; the
@@ -15,15 +17,13 @@
  * @module
  */
 
-import { fetchPolicyFiles } from "../../train/loop/policy_files.ts";
-import { pickBackend, type PlaygroundBackend } from "./backend.ts";
+import { fetchPolicyFiles } from "../../train/loop/fetch_policy_files.ts";
 import {
   checkCatalog,
   PLAYGROUND_CHECKPOINT,
   type PlaygroundRecipe,
   type RecipeCatalog,
 } from "./catalog.ts";
-import { jsonl, modelFiles, zipFiles } from "./download.ts";
 import {
   applyOverrides,
   knobDefaults,
@@ -33,10 +33,11 @@ import {
   readKnobs,
   setFlags,
 } from "./knobs.ts";
-import { PlaygroundRun } from "./playground_run.ts";
+import type { BackendInfo } from "./run_protocol.ts";
 import { beforeAfter } from "./samples.ts";
 import { initialState, type PlaygroundState } from "./state.ts";
-import { formatDuration, plotPanels, progressText, samplesHtml } from "./view.ts";
+import { formatDuration, jsonl, plotPanels, progressText, samplesHtml } from "./view.ts";
+import { WorkerRun } from "./worker_run.ts";
 
 /** What tests call in the page: the downloads' bytes. */
 interface PlaygroundApi {
@@ -60,10 +61,12 @@ globalThis.__playground = state;
 
 let catalog: RecipeCatalog | null = null;
 let files: Map<string, Uint8Array> | null = null;
-let run: PlaygroundRun | null = null;
-let backend: PlaygroundBackend | null = null;
+let run: WorkerRun | null = null;
+let backend: BackendInfo | null = null;
 let recipeName = "";
 let driving: Promise<void> | null = null;
+/** `run_worker.js` as a blob URL, fetched with the page: a run can start offline. */
+let workerUrl: URL | null = null;
 
 function el<T extends HTMLElement = HTMLElement>(id: string): T {
   const found = document.getElementById(id);
@@ -77,18 +80,6 @@ function report(e: unknown): void {
   state.status = "failed";
   console.error(`playground: ${message}`);
   render();
-}
-
-/** Yields to the browser (a task boundary: it paints and handles clicks), unthrottled. */
-function yieldToBrowser(): Promise<void> {
-  return new Promise((resolve) => {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => {
-      channel.port1.close();
-      resolve();
-    };
-    channel.port2.postMessage(null);
-  });
 }
 
 function recipeOf(name: string): PlaygroundRecipe {
@@ -193,7 +184,7 @@ async function modelZip(): Promise<{ name: string; bytes: Uint8Array }> {
     );
   }
   const folder = `tiny-${recipeName}-step${r.completed}`;
-  return { name: `${folder}.zip`, bytes: zipFiles(await modelFiles(r.learner, files!), folder) };
+  return { name: `${folder}.zip`, bytes: await r.modelZip(folder, files!) };
 }
 
 function base64(bytes: Uint8Array): string {
@@ -206,8 +197,8 @@ function base64(bytes: Uint8Array): string {
 
 globalThis.__playgroundApi = {
   modelZipBase64: async () => base64((await modelZip()).bytes),
-  metricsJsonl: () => jsonl(run?.sink.metrics ?? []),
-  evalJsonl: () => jsonl(run?.sink.evals ?? []),
+  metricsJsonl: () => jsonl(run?.metrics ?? []),
+  evalJsonl: () => jsonl(run?.evals ?? []),
 };
 
 /** Runs (or resumes) the current run until it is done or stopped. */
@@ -222,7 +213,7 @@ function drive(): void {
       status: r.status,
     });
   }, 500);
-  driving = r.run({ onStep: render, onEval: render, pause: yieldToBrowser })
+  driving = r.run(render)
     .then(() => {
       if (r.status === "done") {
         console.log(
@@ -242,42 +233,48 @@ function drive(): void {
 }
 
 async function start(): Promise<void> {
-  if (driving !== null || catalog === null || files === null) return;
+  if (driving !== null || catalog === null || files === null || workerUrl === null) return;
   const recipe = recipeOf(el<HTMLSelectElement>("recipe").value);
   const { knobs, problems } = readKnobs(formFields(), knobDefaults(recipe), recipe.groupSizes);
   state.problems = problems;
   if (problems.length > 0) return render();
   await run?.close();
   run = null;
-  backend?.release();
   backend = null;
   state.status = "loading";
   state.errors = [];
   state.done = false;
   render();
-  backend = await pickBackend(knobs.backend);
-  const overrides = [...knobOverrides(knobs, recipe.config), ...backend.overrides];
-  const config = applyOverrides(recipe.config, overrides);
-  recipeName = recipe.name;
-  state.knobs = knobs;
-  state.backend = {
-    device: backend.device,
-    choice: backend.choice,
-    adapter: backend.adapter,
-    reason: backend.reason,
-    line: backend.line,
-  };
-  state.trainArgs = ["--config", recipe.name, ...setFlags(overrides).flatMap((f) => ["--set", f])];
-  console.log(`playground: ${backend.line}`);
-  run = await PlaygroundRun.create({
-    config,
-    files,
-    name: PLAYGROUND_CHECKPOINT,
-    backend: backend.backend,
-  });
-  state.records = run.sink.metrics;
-  state.evals = run.sink.evals;
-  state.evalSamples = run.sink.evalSamples;
+  // The run lives in a worker (run_worker.ts): the page stays responsive during a step.
+  const r = WorkerRun.start(workerUrl!);
+  try {
+    backend = await r.backend(knobs.backend);
+    const overrides = [...knobOverrides(knobs, recipe.config), ...backend.overrides];
+    const config = applyOverrides(recipe.config, overrides);
+    recipeName = recipe.name;
+    state.knobs = knobs;
+    state.backend = {
+      device: backend.device,
+      choice: backend.choice,
+      adapter: backend.adapter,
+      reason: backend.reason,
+      line: backend.line,
+    };
+    state.trainArgs = [
+      "--config",
+      recipe.name,
+      ...setFlags(overrides).flatMap((f) => ["--set", f]),
+    ];
+    console.log(`playground: ${backend.line}`);
+    await r.create(config, files, PLAYGROUND_CHECKPOINT);
+  } catch (e) {
+    await r.close();
+    throw e;
+  }
+  run = r;
+  state.records = r.metrics;
+  state.evals = r.evals;
+  state.evalSamples = r.evalSamples;
   drive();
 }
 
@@ -334,6 +331,13 @@ async function load(): Promise<void> {
     ...catalog.recipes.map((r) => new Option(r.name, r.name)),
   );
   files = await fetchPolicyFiles("model/", { names: await modelFileNames() });
+  const worker = await fetch("run_worker.js");
+  if (!worker.ok) {
+    throw new Error(
+      `run_worker.js: HTTP ${worker.status}; rebuild the page (deno task playground)`,
+    );
+  }
+  workerUrl = new URL(URL.createObjectURL(await worker.blob()));
   const params = Object.fromEntries(new URL(location.href).searchParams);
   let recipe = recipeOf(catalog.default);
   if (params.recipe !== undefined) {

@@ -88,7 +88,8 @@ export function gpuEnvironment(): GpuEnvironment {
 }
 
 /**
- * The CPU backend of a tab: WebAssembly matmul (`blas: "wasm"`), one thread.
+ * The CPU backend of a tab: WebAssembly matmul (`blas: "wasm"`), on the cores' threads where
+ * it runs in a worker of a cross-origin isolated page, else one.
  *
  * @param choice The knob's value (recorded).
  * @param reason Why the CPU.
@@ -100,14 +101,16 @@ export function gpuEnvironment(): GpuEnvironment {
  * import { wasmBackend } from "./backend.ts";
  * import assert from "node:assert/strict";
  * const b = wasmBackend("wasm", "requested");
- * assert.match(b.line, /^WebAssembly \(wasm-(relaxed|simd) matmul, 1 thread\): requested$/);
+ * assert.match(b.line, /^WebAssembly \(wasm-(relaxed|simd) matmul, \d+ threads?\): requested$/);
  * assert.deepEqual(b.overrides, [["trainer.device", "cpu"], ["trainer.blas", "wasm"]]);
  * ```
  */
 export function wasmBackend(choice: BackendChoice, reason: string): PlaygroundBackend {
   let backend;
   try {
-    backend = createCpuBackend({ blas: "wasm", threads: 1 });
+    // The matmul's default threads (the cores): helpers start where the caller may block (the
+    // training worker of a cross-origin isolated page), else it runs on one.
+    backend = createCpuBackend({ blas: "wasm" });
   } catch (e) {
     throw new Error(
       `WebAssembly backend: ${(e as Error).message}; this browser lacks WebAssembly SIMD ` +

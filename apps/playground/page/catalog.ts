@@ -1,7 +1,7 @@
 /**
  * The recipes a playground tab can run: {@link RecipeCatalog}, the `recipes.json` the build
  * writes (`catalog_build.ts`, from the shipped recipes resolved by `loadConfig` in Deno) and the
- * page reads, and {@link browserRecipeProblem}, which decides what a tab can run.
+ * page reads (`browserRecipeProblem` of `catalog_build.ts` decides what a tab can run).
  *
  * Design decisions:
  * - **Resolved in Deno, run in the tab**: a recipe is YAML with `extends:` chains, aliases and a
@@ -20,7 +20,6 @@
  */
 
 import type { Config } from "../../train/config/types.ts";
-import { builtinJobProblem } from "../../train/loop/builtin_job.ts";
 
 /** The checkpoint the page serves (as `model/`), the only one a tab trains. */
 export const PLAYGROUND_CHECKPOINT = "builtin:tiny";
@@ -47,37 +46,6 @@ export interface RecipeCatalog {
   recipes: PlaygroundRecipe[];
   /** Shipped recipes a tab cannot run, and why. */
   excluded: { name: string; reason: string }[];
-}
-
-/**
- * Why a browser tab cannot run `config`, or null when it can (see the module doc).
- *
- * @param config A resolved config.
- * @returns The reason (naming the key and its value), or null.
- *
- * @example Usage
- * ```ts
- * import { defaultConfig, validateConfig } from "@rlvr/train";
- * import { browserRecipeProblem } from "./catalog.ts";
- * import assert from "node:assert/strict";
- * const config = await validateConfig(defaultConfig());
- * assert.equal(browserRecipeProblem(config), null);
- * config.rollout.mode = "async";
- * assert.match(browserRecipeProblem(config)!, /^rollout\.mode: async/);
- * ```
- */
-export function browserRecipeProblem(config: Config): string | null {
-  if (config.model.checkpoint !== PLAYGROUND_CHECKPOINT) {
-    return `model.checkpoint: ${config.model.checkpoint}; the page serves ${PLAYGROUND_CHECKPOINT} only`;
-  }
-  if (config.rollout.mode !== "sync") {
-    return `rollout.mode: ${config.rollout.mode} needs rollout workers; a tab samples on its ` +
-      `own thread (rollout.mode: sync)`;
-  }
-  if (config.model.lora != null) {
-    return `model.lora: the page trains and downloads the full model`;
-  }
-  return builtinJobProblem(config);
 }
 
 /**

@@ -11,12 +11,44 @@ import { join } from "node:path";
 import { listRecipes, loadConfig, RECIPES_DIR } from "../../train/config/load.ts";
 import { validateConfig } from "../../train/config/schema.ts";
 import type { Config } from "../../train/config/types.ts";
+import { builtinJobProblem } from "../../train/loop/builtin_job.ts";
 import {
-  browserRecipeProblem,
+  PLAYGROUND_CHECKPOINT,
   type PlaygroundRecipe,
   type RecipeCatalog,
   recipeSummary,
 } from "./catalog.ts";
+
+/**
+ * Why a browser tab cannot run `config`, or null when it can (see the module doc).
+ *
+ * @param config A resolved config.
+ * @returns The reason (naming the key and its value), or null.
+ *
+ * @example Usage
+ * ```ts
+ * import { defaultConfig, validateConfig } from "@rlvr/train";
+ * import { browserRecipeProblem } from "./catalog_build.ts";
+ * import assert from "node:assert/strict";
+ * const config = await validateConfig(defaultConfig());
+ * assert.equal(browserRecipeProblem(config), null);
+ * config.rollout.mode = "async";
+ * assert.match(browserRecipeProblem(config)!, /^rollout\.mode: async/);
+ * ```
+ */
+export function browserRecipeProblem(config: Config): string | null {
+  if (config.model.checkpoint !== PLAYGROUND_CHECKPOINT) {
+    return `model.checkpoint: ${config.model.checkpoint}; the page serves ${PLAYGROUND_CHECKPOINT} only`;
+  }
+  if (config.rollout.mode !== "sync") {
+    return `rollout.mode: ${config.rollout.mode} needs rollout workers; a tab samples on its ` +
+      `own thread (rollout.mode: sync)`;
+  }
+  if (config.model.lora != null) {
+    return `model.lora: the page trains and downloads the full model`;
+  }
+  return builtinJobProblem(config);
+}
 
 /** The recipe the page opens with: `deno task train`'s default. */
 export const PLAYGROUND_DEFAULT_RECIPE = "grpo";

@@ -115,20 +115,3 @@ export function zipFiles(files: Readonly<Record<string, Uint8Array>>, folder = "
   // A fixed time: the same files give the same zip.
   return zipSync(entries, { level: 0, mtime: new Date(Date.UTC(2025, 0, 1)) });
 }
-
-/**
- * Records as JSON Lines: one `JSON.stringify` per line, each ending with a newline.
- *
- * @param records The records.
- * @returns The text.
- *
- * @example Usage
- * ```ts
- * import { jsonl } from "./download.ts";
- * import assert from "node:assert/strict";
- * assert.equal(jsonl([{ step: 1, "reward/mean": 0.5 }]), '{"step":1,"reward/mean":0.5}\n');
- * ```
- */
-export function jsonl(records: readonly unknown[]): string {
-  return records.map((r) => JSON.stringify(r) + "\n").join("");
-}

@@ -6,7 +6,8 @@ import { loadLearner } from "../../train/loop/learner.ts";
 import { loadPolicy } from "../../train/loop/policy.ts";
 import { policyFromFiles } from "../../train/loop/policy_files.ts";
 import { wasmBackend } from "./backend.ts";
-import { jsonl, modelFiles, zipFiles } from "./download.ts";
+import { modelFiles, zipFiles } from "./download.ts";
+import { jsonl } from "./view.ts";
 import { PlaygroundRun } from "./playground_run.ts";
 import { tinyCheckpointFiles } from "../_test_utils.ts";
 

@@ -181,3 +181,20 @@ export function samplesHtml(rows: readonly BeforeAfterRow[]): string {
     }</tr>`
   ).join("");
 }
+
+/**
+ * Records as JSON Lines: one `JSON.stringify` per line, each ending with a newline.
+ *
+ * @param records The records.
+ * @returns The text.
+ *
+ * @example Usage
+ * ```ts
+ * import { jsonl } from "./view.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(jsonl([{ step: 1, "reward/mean": 0.5 }]), '{"step":1,"reward/mean":0.5}\n');
+ * ```
+ */
+export function jsonl(records: readonly unknown[]): string {
+  return records.map((r) => JSON.stringify(r) + "\n").join("");
+}

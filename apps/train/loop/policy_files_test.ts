@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { CharTokenizer, checkpointFiles, modelConfig, parameterShapes } from "@rlvr/policy";
 import { ones } from "@rlvr/tensor";
-import { fetchPolicyFiles, policyFromFiles, policyStopIds } from "./policy_files.ts";
+import { fetchPolicyFiles } from "./fetch_policy_files.ts";
+import { policyFromFiles, policyStopIds } from "./policy_files.ts";
 import { loadPolicy, stopTokenIds, TINY_CHECKPOINT_DIR, TINY_VL_CHECKPOINT_DIR } from "./policy.ts";
 
 const TINY_FILES = [
