@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import jpeg from "jpeg-js";
 import { encodePng, ImageDecodeError } from "./codec.ts";
-import { loadImage, parseDataUrl, toDataUrl } from "./data_url.ts";
+import { bytesToDataUrl, loadImage, parseDataUrl, toDataUrl } from "./data_url.ts";
 import { createImage } from "./image.ts";
 
 const imageArb = fc.record({
@@ -147,4 +147,28 @@ Deno.test("loadImage: bad sources are refused with what to pass instead", async 
     (await refusal(() => loadImage("data:image/png;base64,AAAA", { maxPixels: 0 }))).message,
     /limits\.maxPixels must be an integer in \[1, 67108864\].*got 0/,
   );
+});
+
+Deno.test("bytesToDataUrl: PNG and JPEG bytes by their signature, the same bytes back; others and oversize refused", async () => {
+  await fc.assert(
+    fc.asyncProperty(imageArb, async (image) => {
+      const png = encodePng(image);
+      const url = bytesToDataUrl(png);
+      assert.ok(url.startsWith("data:image/png;base64,"));
+      assert.deepEqual(parseDataUrl(url).bytes, png);
+      assert.deepEqual(await loadImage(url), image);
+    }),
+    { numRuns: 25 },
+  );
+  const rgba = new Uint8Array(3 * 2 * 4).fill(77);
+  const jpg = new Uint8Array(jpeg.encode({ width: 3, height: 2, data: rgba }, 90).data);
+  const url = bytesToDataUrl(jpg);
+  assert.ok(url.startsWith("data:image/jpeg;base64,"));
+  assert.deepEqual(parseDataUrl(url), { mime: "image/jpeg", bytes: jpg });
+  const gif = new TextEncoder().encode("GIF89a");
+  const e = await refusal(() => bytesToDataUrl(gif));
+  assert.ok(e instanceof ImageDecodeError && e.reason === "format", e.message);
+  assert.match(e.message, /6 bytes starting 47 49 46 38 are neither PNG nor JPEG/);
+  const big = await refusal(() => bytesToDataUrl(encodePng(createImage(8, 8)), { maxBytes: 10 }));
+  assert.ok(big instanceof ImageDecodeError && big.reason === "limit", big.message);
 });
