@@ -8,24 +8,12 @@
 
 import type { Config } from "../../train/config/types.ts";
 import type { EvalRecord, SampleRecord, StepMetrics } from "../../train/run/records.ts";
+import type { PlaygroundBackend } from "./backend.ts";
 import type { BackendChoice } from "./knobs.ts";
 import type { RunStatus } from "./playground_run.ts";
 
-/** What the page knows of the worker's backend (everything but the backend object). */
-export interface BackendInfo {
-  /** `webgpu` or `wasm`. */
-  device: "webgpu" | "wasm";
-  /** The knob's value. */
-  choice: BackendChoice;
-  /** The adapter, or null. */
-  adapter: string | null;
-  /** Why this backend. */
-  reason: string;
-  /** The status line. */
-  line: string;
-  /** The config keys of what runs (`trainer.device`, `trainer.blas`). */
-  overrides: readonly (readonly [string, string])[];
-}
+/** What the page knows of the worker's backend: everything but the backend object. */
+export type BackendInfo = Omit<PlaygroundBackend, "backend" | "release">;
 
 /** A request of the page. */
 export type RunRequest =

@@ -461,49 +461,23 @@ Deno.test({
         new Float32Array(37),
       );
     }
-    // Broadcasts: dy of one row for every row, x of one column; and a transposed x.
-    const p1 = { op: "silu_backward" as const, shape: [37, 3], aStrides: [3, 1], bStrides: [0, 1] };
+    // Broadcasts: dy of one row for every row, x of one column; and a transposed x. Then size-1
+    // axes with stride 0 (what broadcastStrides gives them), still contiguous: the wasm path.
     const x111 = drawActivations(9, 111);
-    same(
-      (o) => wp!.binary([x111, y32], [o], p1),
-      (o) => binary([x111, y32], [o], p1),
-      new Float32Array(111),
-    );
-    const p2 = {
-      op: "silu_backward" as const,
-      shape: [3, 37],
-      aStrides: [0, 1],
-      bStrides: [37, 1],
-    };
-    same(
-      (o) => wp!.binary([x32, x111], [o], p2),
-      (o) => binary([x32, x111], [o], p2),
-      new Float32Array(111),
-    );
-    const p3 = {
-      op: "silu_backward" as const,
-      shape: [37, 3],
-      aStrides: [1, 37],
-      bStrides: [3, 1],
-    };
-    same(
-      (o) => wp!.binary([x111, x111], [o], p3),
-      (o) => binary([x111, x111], [o], p3),
-      new Float32Array(111),
-    );
-    // Size-1 axes with stride 0 (what broadcastStrides gives them) are still contiguous: the wasm
-    // path, same bits.
-    const p4 = {
-      op: "silu_backward" as const,
-      shape: [1, 37, 3],
-      aStrides: [0, 3, 1],
-      bStrides: [0, 3, 1],
-    };
-    same(
-      (o) => wp!.binary([x111, x111], [o], p4),
-      (o) => binary([x111, x111], [o], p4),
-      new Float32Array(111),
-    );
+    const cases: [number[], number[], number[], Float32Array, Float32Array][] = [
+      [[37, 3], [3, 1], [0, 1], x111, y32],
+      [[3, 37], [0, 1], [37, 1], x32, x111],
+      [[37, 3], [1, 37], [3, 1], x111, x111],
+      [[1, 37, 3], [0, 3, 1], [0, 3, 1], x111, x111],
+    ];
+    for (const [shape, aStrides, bStrides, a, b] of cases) {
+      const p = { op: "silu_backward" as const, shape, aStrides, bStrides };
+      same(
+        (o) => wp!.binary([a, b], [o], p),
+        (o) => binary([a, b], [o], p),
+        new Float32Array(111),
+      );
+    }
   },
 });
 
