@@ -6,6 +6,7 @@ import type { HostArray } from "../types.ts";
 import { POINTWISE_BLOCK, WasmPointwise } from "./pointwise.ts";
 import { POINTWISE_WASM } from "./pointwise_wasm_bytes.ts";
 import { createCpuBackend } from "../cpu/cpu_backend.ts";
+import { Rng } from "../../random.ts";
 
 const wp = WasmPointwise.create();
 const ignore = wp === null;
@@ -15,13 +16,8 @@ const ignore = wp === null;
  * (so sums round differently everywhere), some zeros of both signs, subnormals and huge values.
  */
 function draw(seed: number, n: number): Float32Array {
-  let s = seed >>> 0;
-  const next = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
+  const rng = new Rng(seed);
+  const next = () => rng.uniform();
   const special = [0, -0, 1e-45, -1e-45, 1e-40, 3.4e38, -3.4e38];
   return Float32Array.from({ length: n }, () => {
     const u = next();
@@ -342,13 +338,8 @@ Deno.test({
  * exp's range (±708, ±745, ±746) and beyond (±800, ±3.4e38).
  */
 function drawActivations(seed: number, n: number): Float32Array {
-  let s = seed >>> 0;
-  const next = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
+  const rng = new Rng(seed);
+  const next = () => rng.uniform();
   const special = [0, -0, 1e-45, -1e-45, 1e-40, -1e-40, Infinity, -Infinity, NaN, 100, -100];
   special.push(708, -708, 708.5, -708.5, 709.8, -709.8, 745.2, -745.2, 746, -746, 800, -800);
   special.push(3.4e38, -3.4e38, 2 ** -126, -(2 ** -126));
