@@ -173,7 +173,7 @@ class CpuBackendImpl implements CpuBackend {
     };
     // AdamW, silu, sigmoid and silu_backward in wasm SIMD (same bits as the TypeScript kernels)
     // wherever the wasm matmul runs; its unary/binary wrappers run every other op in TypeScript.
-    const pointwise = precision === "f32" && matmul.direct !== null ? WasmPointwise.create() : null;
+    const pointwise = precision === "f32" && matmul.direct !== null ? WasmPointwise.shared() : null;
     if (pointwise !== null) {
       this.#fast.adamw = (i, o, p) => pointwise.adamw(i, o, p);
       this.#fast.unary = (i, o, p) => pointwise.unary(i, o, p);

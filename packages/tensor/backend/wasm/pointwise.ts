@@ -102,6 +102,9 @@ function probeExp(wp: WasmPointwise): boolean {
   return x.every((v, i) => Object.is(y[i], Math.exp(v)));
 }
 
+/** {@link WasmPointwise.shared}'s instance (null: no SIMD), made on first use. */
+let shared: WasmPointwise | null | undefined;
+
 /**
  * The compiled `pointwise.wat` with its memory.
  *
@@ -146,6 +149,25 @@ export class WasmPointwise {
     this.#f64 = new Float64Array(memory.buffer);
     this.#i32 = new Int32Array(memory.buffer);
     this.exactExp = probeExp(this);
+  }
+
+  /**
+   * The one instance of this thread, made on first use ({@link WasmPointwise.create}): it holds
+   * no state between calls (every kernel copies its blocks in and out), so CPU backends share it
+   * instead of each compiling the module and probing `Math.exp` again.
+   *
+   * @returns The kernels, or null where the engine has no WebAssembly SIMD.
+   *
+   * @example Usage
+   * ```ts
+   * import { WasmPointwise } from "./pointwise.ts";
+   * import assert from "node:assert/strict";
+   * assert.equal(WasmPointwise.shared(), WasmPointwise.shared());
+   * ```
+   */
+  static shared(): WasmPointwise | null {
+    if (shared === undefined) shared = WasmPointwise.create();
+    return shared;
   }
 
   /**
