@@ -39,7 +39,7 @@ import type { LoadedPolicy } from "./policy.ts";
 import { fetchOrNull, pageHref } from "./fetch_policy_files.ts";
 
 /** `model_type`s of `config.json` loaded as a `VisionLanguageModel`. */
-export const VISION_MODEL_TYPES: readonly string[] = Object.freeze(["qwen2_vl"]);
+const VISION_MODEL_TYPES: readonly string[] = Object.freeze(["qwen2_vl"]);
 
 const decoder = new TextDecoder();
 
@@ -225,14 +225,15 @@ async function jsonObjectOrNull(
  * ```
  */
 export async function policyFromSource(src: PolicySource): Promise<LoadedPolicy> {
-  let modelType: unknown;
+  // Read once: the model type decides what the checkpoint loader accepts, and a vision-language
+  // model's config is built from it below.
+  let hf: { model_type?: unknown } | null = null;
   try {
-    modelType = (JSON.parse((await src.text("config.json")) ?? "null") as {
-      model_type?: unknown;
-    } | null)?.model_type;
+    hf = JSON.parse((await src.text("config.json")) ?? "null");
   } catch {
-    modelType = undefined; // the checkpoint loader names the broken file
+    hf = null; // the checkpoint loader names the broken file
   }
+  const modelType = hf?.model_type;
   const isVision = typeof modelType === "string" && VISION_MODEL_TYPES.includes(modelType);
   // A vision-language checkpoint keeps its tower under visual.*: the decoder's loader takes
   // those as extra tensors, which become the tower's parameters.
@@ -256,10 +257,7 @@ export async function policyFromSource(src: PolicySource): Promise<LoadedPolicy>
         vision: null,
       };
     }
-    const config = vlConfigFromHf(
-      JSON.parse((await src.text("config.json"))!),
-      src.path("config.json"),
-    );
+    const config = vlConfigFromHf(hf, src.path("config.json"));
     const pre = await jsonObjectOrNull(src, "preprocessor_config.json");
     const processor = pre === null ? {} : qwen2VLOptionsFromConfig(pre);
     const params = new Map(ckpt.params);
