@@ -184,7 +184,7 @@ async function modelZip(): Promise<{ name: string; bytes: Uint8Array }> {
     );
   }
   const folder = `tiny-${recipeName}-step${r.completed}`;
-  return { name: `${folder}.zip`, bytes: await r.modelZip(folder, files!) };
+  return { name: `${folder}.zip`, bytes: await r.modelZip(folder) };
 }
 
 function base64(bytes: Uint8Array): string {

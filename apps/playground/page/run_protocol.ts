@@ -21,7 +21,7 @@ export type RunRequest =
   | { id: number; type: "create"; config: Config; files: [string, Uint8Array][]; name: string }
   | { id: number; type: "run"; stopAfter?: number }
   | { id: number; type: "stop" }
-  | { id: number; type: "zip"; folder: string; files: [string, Uint8Array][] }
+  | { id: number; type: "zip"; folder: string }
   | { id: number; type: "close" };
 
 /** Where a run is, sent with every reply and progress message. */

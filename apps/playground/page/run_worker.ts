@@ -24,6 +24,8 @@ const scope = globalThis as unknown as WorkerScope;
 
 let backend: PlaygroundBackend | null = null;
 let run: PlaygroundRun | null = null;
+/** The policy's files the run was created from (the download takes its tokenizer files). */
+let files: Map<string, Uint8Array> = new Map();
 /** How many of each record list the page has. */
 const sent = { metrics: 0, evals: 0, evalSamples: 0 };
 
@@ -73,9 +75,10 @@ async function handle(m: RunRequest): Promise<void> {
     }
     case "create": {
       await run?.close();
+      files = new Map(m.files);
       run = await PlaygroundRun.create({
         config: m.config,
-        files: new Map(m.files),
+        files,
         name: m.name,
         backend: backend!.backend,
       });
@@ -109,7 +112,7 @@ async function handle(m: RunRequest): Promise<void> {
       return;
     }
     case "zip": {
-      const bytes = zipFiles(await modelFiles(run!.learner, new Map(m.files)), m.folder);
+      const bytes = zipFiles(await modelFiles(run!.learner, files), m.folder);
       scope.postMessage({ id: m.id, type: "zip", bytes }, [bytes.buffer]);
       return;
     }

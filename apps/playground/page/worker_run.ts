@@ -126,9 +126,9 @@ export class WorkerRun {
     this.#request({ type: "stop" }).catch(() => {});
   }
 
-  /** The trained model as a zip in Hugging Face layout (the tokenizer files from `files`). */
-  async modelZip(folder: string, files: ReadonlyMap<string, Uint8Array>): Promise<Uint8Array> {
-    const r = await this.#request({ type: "zip", folder, files: [...files] });
+  /** The trained model as a zip in Hugging Face layout, with the tokenizer files it began with. */
+  async modelZip(folder: string): Promise<Uint8Array> {
+    const r = await this.#request({ type: "zip", folder });
     return (r as Extract<RunReply, { type: "zip" }>).bytes;
   }
 
