@@ -202,12 +202,16 @@ function attachRecomputing(
   const views = keep([h, ...saved].map((t) => t.share()));
   out.requiresGrad = true;
   out.gradFn = new GradNode(name, inputs, views, (g, [hs, ...rest]) => {
-    const z = scaledLogits(model, hs!, temperature);
-    // ∂(logits/T)/∂logits = 1/T; logits = h · Wᵀ.
+    // The recomputed logits and both products only feed gradients (`gradient: true`: under
+    // `blas: "auto"` they take the native BLAS, which matters at real vocabularies, where they
+    // are a third of a training step's multiply-adds); logits = h · Wᵀ, as `lmHead` computes.
+    const logits = hs!.matmul(w, { transB: true, gradient: true });
+    const z = temperature === 1 ? logits : logits.div(temperature);
+    // ∂(logits/T)/∂logits = 1/T.
     let dz = dLogitsScaled(g, z, rest);
     if (temperature !== 1) dz = dz.div(temperature);
-    const dh = needH ? dz.matmul(w) : null;
-    const dw = w.requiresGrad ? dz.matmul(hs!, { transA: true }) : null;
+    const dh = needH ? dz.matmul(w, { gradient: true }) : null;
+    const dw = w.requiresGrad ? dz.matmul(hs!, { transA: true, gradient: true }) : null;
     return [dh, dw];
   });
 }

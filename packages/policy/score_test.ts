@@ -2,8 +2,10 @@ import assert from "node:assert/strict";
 import { webgpuSuite } from "@rlvr/tensor/testing";
 import {
   type Backend,
+  createCpuBackend,
   entropyFromLogits,
   getBackend,
+  type KernelParams,
   logprobsOf,
   noGrad,
   Rng,
@@ -355,6 +357,41 @@ Deno.test("scoreCompletions: with gradients no N×V logits are held until backwa
   ref.mask.dispose();
   assert.deepEqual(backend.memory(), before);
   model.dispose();
+});
+
+Deno.test("scoreCompletions: every product of the backward pass is marked as a gradient product, every forward one is not", () => {
+  // Under `blas: "auto"` the marked products take the native BLAS and the others keep the
+  // forward kernel whose bits the sampler shares; the LM head's recomputing node makes its own
+  // products (the logits again, dz·W and dzᵀ·h), so it must mark them itself.
+  for (const [config, temperature] of [[QWEN2, 1], [LLAMA_TIED, 0.7]] as const) {
+    const backend = createCpuBackend({ blas: "wasm" });
+    const model = randomModel(config, 3, backend);
+    const seen: { gradient: boolean; shape: string }[] = [];
+    const run = backend.run.bind(backend);
+    backend.run = ((kernel, inputs, outputs, params) => {
+      if (kernel === "matmul") {
+        const p = params as KernelParams["matmul"];
+        seen.push({ gradient: p.gradient === true, shape: `${p.m}x${p.n}x${p.k}` });
+      }
+      return run(kernel, inputs, outputs, params);
+    }) as typeof backend.run;
+    withBackend(backend, () => {
+      const loss = tidy(() => {
+        const s = scoreCompletions(model, batchOf(config.vocabSize, 4), { temperature });
+        return s.logprobs.mul(s.mask).sum().add(s.entropies!.sum());
+      });
+      const forward = seen.splice(0);
+      loss.backward();
+      loss.dispose();
+      const V = config.vocabSize;
+      assert.ok(forward.length > 0 && forward.every((c) => !c.gradient), JSON.stringify(forward));
+      assert.ok(seen.length > 0 && seen.every((c) => c.gradient), JSON.stringify(seen));
+      // The LM head's three products, for the log-probs' node and the entropies' node.
+      const head = seen.filter((c) => c.shape.split("x").includes(String(V)));
+      assert.equal(head.length, 6, JSON.stringify(head));
+    });
+    model.dispose();
+  }
 });
 
 Deno.test("scoreCompletions: temperature 0 scores at T = 1 (the sampler's greedy convention)", async () => {

@@ -21,6 +21,14 @@ export interface MatmulOptions {
   transA?: boolean;
   /** Use the transpose of the last two axes of `b`. */
   transB?: boolean;
+  /**
+   * Marks a product whose result only feeds gradients, as the products of `matmul`'s own
+   * backward pass are: a hand-written backward (a recomputing node, say) sets it for its
+   * products so that a CPU backend under `blas: "auto"` may run them on the native BLAS, whose
+   * bits differ from the forward kernel's. Default false: the forward kernel, whose bits the
+   * sampler and the learner share.
+   */
+  gradient?: boolean;
 }
 
 /**
@@ -39,7 +47,7 @@ export interface MatmulOptions {
  * ```
  */
 export function matmul(a: Tensor, b: Tensor, options: MatmulOptions = {}): Tensor {
-  return product(a, b, options, false);
+  return product(a, b, options, options.gradient ?? false);
 }
 
 // `gradient` marks the backward pass's products (see `KernelParams.matmul.gradient`).

@@ -9,8 +9,10 @@
  *   count). The WebAssembly kernel gives a row the same bits whatever `m` is, which is what makes
  *   KV-cached decoding equal a full recomputation and the sampler's log-probs equal the
  *   learner's. So by default (`auto`) only *gradient* products take the BLAS: those the backward
- *   pass of `matmul` makes (`gradient: true` in the kernel params), whose bits only feed the
- *   optimizer, about two thirds of a training step's multiply-adds. `openblas` sends every f32
+ *   pass of `matmul` makes (`gradient: true` in the kernel params), and those a hand-written
+ *   backward marks with `matmul`'s `gradient` option (`@rlvr/policy`'s LM-head node recomputes
+ *   the logits and multiplies by the head there), whose bits only feed the optimizer: about two
+ *   thirds of a training step's multiply-adds. `openblas` sends every f32
  *   product there: fastest, and decode then agrees with recomputation within rounding only.
  * - **No copies.** The operands are passed to `cblas_sgemm` as the backend's own Float32Arrays
  *   (FFI `buffer` arguments point into them), the transposes as CBLAS flags; a batch is a loop of

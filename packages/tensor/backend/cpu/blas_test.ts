@@ -167,6 +167,13 @@ Deno.test({
       assert.deepEqual(a.y, b.y, "auto's forward product is the wasm kernel's, bit for bit");
       assert.deepEqual(a.gx, c.gx, "auto's gradient products are the BLAS's, bit for bit");
       assert.deepEqual(a.gw, c.gw, "auto's gradient products are the BLAS's, bit for bit");
+      // A product a hand-written backward marks as a gradient product takes the BLAS too.
+      const marked = await matmul(
+        tensor(x0, { backend: auto, shape: [24, 40] }),
+        tensor(w0, { backend: auto, shape: [48, 40] }),
+        { transB: true, gradient: true },
+      ).data();
+      assert.deepEqual(Float32Array.from(marked), c.y, "a marked product is the BLAS's");
       for (const [got, want] of [[a.gx, b.gx], [a.gw, b.gw], [c.y, b.y]] as const) {
         for (let i = 0; i < want.length; i++) {
           assert.ok(
