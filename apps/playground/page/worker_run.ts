@@ -176,7 +176,7 @@ export class WorkerRun {
     if (waiting === undefined) return;
     this.#pending.delete(r.id);
     if (r.type === "error") {
-      if (r.progress === undefined || r.progress.status !== "failed") this.status = "failed";
+      this.status = "failed";
       waiting.reject(new Error(r.message));
     } else {
       waiting.resolve(r);

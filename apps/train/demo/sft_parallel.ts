@@ -1,9 +1,9 @@
 /**
  * Data-parallel supervised steps on two CPU cores ({@link TwoThreadSft}; {@link ParallelSft} for
  * text models, `VlParallelSft` of `vl_sft.ts` for vision-language ones): the main thread and one
- * Web Worker each compute the gradients of half the batch, the worker's are added to the main thread's, then one
- * clipped optimizer step. The CPU backend computes on one thread, so this is how the 15-minute
- * budget of `deno task pretrain:cot` uses both cores of the lab machine.
+ * Web Worker each compute the gradients of half the batch, the worker's are added to the main
+ * thread's, then one clipped optimizer step. The CPU backend computes on one thread, so this is
+ * how the 15-minute budget of `deno task pretrain:cot` uses both cores of the lab machine.
  *
  * Design decisions:
  * - **Deterministic**: the batch is sorted by length and dealt alternately (the two halves get
@@ -17,7 +17,8 @@
  */
 
 import type { CausalLM, ModelConfig } from "@rlvr/policy";
-import type { Optimizer, Tensor } from "@rlvr/tensor";
+import type { Optimizer } from "@rlvr/tensor";
+import type { HasParameters, SftGradients } from "./sft_worker_serve.ts";
 import {
   applySftGradients,
   sftGradients,
@@ -30,18 +31,6 @@ type Reply =
   | { type: "ready" }
   | { type: "grads"; loss: number; grads: Float32Array[] }
   | { type: "error"; message: string };
-
-/** A model whose parameters the two threads share (a text or a vision-language model). */
-interface HasParameters {
-  parameters(): Tensor[];
-}
-
-/** Accumulates the gradients of `batch` into the parameters' `grad`; returns its loss share. */
-type SftGradients<M, S> = (
-  model: M,
-  batch: readonly S[],
-  options: { total: number; microBatch: number },
-) => Promise<number>;
 
 /**
  * The data-parallel step shared by {@link ParallelSft} (text models) and `VlParallelSft`

@@ -16,6 +16,19 @@ export type SftWorkerRequest<C, S> =
   | { type: "init"; config: C }
   | { type: "step"; weights: Float32Array[]; batch: S[]; total: number; microBatch: number };
 
+/** A model whose parameters the two threads share (a text or a vision-language model). */
+export interface HasParameters {
+  /** The trained tensors, in the order the gradients travel in. */
+  parameters(): Tensor[];
+}
+
+/** Accumulates the gradients of `batch` into the parameters' `grad`; returns its loss share. */
+export type SftGradients<M, S> = (
+  model: M,
+  batch: readonly S[],
+  options: { total: number; microBatch: number },
+) => Promise<number>;
+
 /** The worker's global scope, typed here (as in `loop/rollout_worker.ts`). */
 interface WorkerScope {
   onmessage: ((e: MessageEvent) => void) | null;
@@ -38,13 +51,9 @@ interface WorkerScope {
  * serveSftWorker((config) => CausalLM.random(config, { seed: 0 }), sftGradients);
  * ```
  */
-export function serveSftWorker<C, M extends { parameters(): Tensor[] }, S extends SftSequence>(
+export function serveSftWorker<C, M extends HasParameters, S extends SftSequence>(
   build: (config: C) => M,
-  gradients: (
-    model: M,
-    batch: readonly S[],
-    options: { total: number; microBatch: number },
-  ) => Promise<number>,
+  gradients: SftGradients<M, S>,
 ): void {
   const scope = globalThis as unknown as WorkerScope;
   let model: M | null = null;

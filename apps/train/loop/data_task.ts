@@ -15,9 +15,10 @@
  *   the fix.
  * - **Images**: a row's `images` field (a list of file paths, relative to the dataset's folder,
  *   `data:image/...` URLs, or images stored as bytes: a Parquet dataset's Hugging Face `Image`
- *   structs `{bytes, path}`) rides along with paths resolved and bytes as data URLs, for a vision-language policy
- *   (`loop/vision.ts` decodes them when the row is first drawn); it is part of the row's key, so
- *   one question about two images is two problems. A field that is not such a list is a bad row.
+ *   structs `{bytes, path}`) rides along with paths resolved and bytes as data URLs, for a
+ *   vision-language policy (`loop/vision.ts` decodes them when the row is first drawn); it is
+ *   part of the row's key, so one question about two images is two problems. A field that is
+ *   not such a list is a bad row.
  * - **The reference answer** is reduced with `extractGold`: a GSM8K solution `... #### 42`
  *   becomes `42`, a MATH solution its last `\boxed{...}`, anything else is used trimmed. A
  *   number is its decimal text; a list holds several accepted answers (any one counts).

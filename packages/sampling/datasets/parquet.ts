@@ -204,20 +204,22 @@ export function readParquet(path: string, options: ParquetReadOptions = {}): Exa
           }
           columns = [...new Set([...options.columns, ...needed])];
         }
+        // The binary columns are read in a second pass, as bytes; the first reads the rest.
         const binary = new Set((options.bytesColumns ?? []).filter((c) => available.includes(c)));
+        const wanted = columns ?? available;
+        const asBytes = wanted.filter((c) => binary.has(c));
+        const asText = columns || asBytes.length > 0
+          ? { columns: wanted.filter((c) => !binary.has(c)) }
+          : {};
         let rowStart = 0;
         for (const group of metadata.row_groups) {
           const rowEnd = rowStart + Number(group.num_rows);
-          const wanted = columns ?? available;
-          const asBytes = wanted.filter((c) => binary.has(c));
           const rows = await parquetReadObjects({
             file: f.buffer,
             metadata,
             rowStart,
             rowEnd,
-            ...(columns || asBytes.length > 0
-              ? { columns: wanted.filter((c) => !binary.has(c)) }
-              : {}),
+            ...asText,
           });
           if (asBytes.length > 0) {
             // The binary columns again, as bytes: each column chunk is read once either way.

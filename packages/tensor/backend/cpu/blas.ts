@@ -12,8 +12,8 @@
  *   pass of `matmul` makes (`gradient: true` in the kernel params), and those a hand-written
  *   backward marks with `matmul`'s `gradient` option (`@rlvr/policy`'s LM-head node recomputes
  *   the logits and multiplies by the head there), whose bits only feed the optimizer: about two
- *   thirds of a training step's multiply-adds. `openblas` sends every f32
- *   product there: fastest, and decode then agrees with recomputation within rounding only.
+ *   thirds of a training step's multiply-adds. `openblas` sends every f32 product there:
+ *   fastest, and decode then agrees with recomputation within rounding only.
  * - **No copies.** The operands are passed to `cblas_sgemm` as the backend's own Float32Arrays
  *   (FFI `buffer` arguments point into them), the transposes as CBLAS flags; a batch is a loop of
  *   calls over subarray views, so a broadcast operand (batch stride 0) is never materialised.

@@ -33,8 +33,8 @@
  *   is re-packed in place) by the second product of the same version, so one-shot activations
  *   never take one, and neither does a training step's weight, which an optimizer step changes
  *   after its one forward product (re-packing a slot per product cost a 0.5B training step's
- *   forward and backward a third of their time); decoding runs many products per version. Slots are returned by
- *   {@link WasmMatmul.release} when the buffer is freed. At most
+ *   forward and backward a third of their time); decoding runs many products per version.
+ *   Slots are returned by {@link WasmMatmul.release} when the buffer is freed. At most
  *   {@link WASM_MATMUL_TUNING}`.residentBytes` are held (env `RLVR_WASM_RESIDENT_MB`); past
  *   that, products pack per call as before. The panels are the
  *   bytes a per-call pack writes, so the result is the same bit for bit (a one-row product then
