@@ -122,6 +122,11 @@ export interface EstimatorNeeds {
   process: boolean;
   /** Per-token entropies of the sampling policy (`entropy_adv`). */
   entropy: boolean;
+  /**
+   * The completions' turns (`gigpo`): the rollout turns a stepped reward's steps into turns
+   * (`loop/reward_steps.ts`); an episode brings its own.
+   */
+  turns: boolean;
 }
 
 /** PRIME's β of the implicit process reward when `algorithm.prime` is absent (the paper's 0.05). */
@@ -139,7 +144,9 @@ export const PRIME_BETA_DEFAULT = 0.05;
  * import { estimatorNeeds } from "./mapping.ts";
  * import assert from "node:assert/strict";
  * const config = await validateConfig(defaultConfig());
- * assert.deepEqual(estimatorNeeds(config), { values: false, baseline: false, process: false, entropy: false });
+ * assert.deepEqual(estimatorNeeds(config), {
+ *   values: false, baseline: false, process: false, entropy: false, turns: false,
+ * });
  * config.algorithm.estimator = "remax";
  * assert.equal(estimatorNeeds(config).baseline, true);
  * ```
@@ -151,6 +158,7 @@ export function estimatorNeeds(config: Config): EstimatorNeeds {
     baseline: key === "remax",
     process: key === "prime",
     entropy: key === "entropy_adv",
+    turns: key === "gigpo",
   });
   const needs = of(a.estimator);
   if (a.estimator === "entropy_adv") {

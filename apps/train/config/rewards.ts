@@ -2,7 +2,8 @@
  * The built-in reward types of a config's `rewards:` list, by name, each built from its
  * `options` into a `Reward` of `@rlvr/rewards`: the verifiers (`task`, `math`, `code`), shaping
  * (`format`, `length`, `repetition`), the spurious-rewards baseline (`random`), graders (`rubric`, `judge`) and the unsupervised rewards
- * (`majority_vote`, `self_certainty`, `entropy`).
+ * (`majority_vote`, `self_certainty`, `entropy`), and the process credit of the vision-language
+ * warm start's counting trace (`vl_rows`).
  *
  * Design decisions:
  * - **Options are the reward's own**: each factory of `@rlvr/rewards` checks its option names and
@@ -200,6 +201,31 @@ registerRewardType(
   "RENT: minus the mean token entropy of the sampler's distributions",
   true,
   async (o) => (await rewards()).negativeEntropyReward<Row>(o),
+);
+registerRewardType(
+  "vl_rows",
+  "builtin:tiny-vl's counting trace: the share of patch rows whose count is the image's (with steps)",
+  false,
+  async (options) => {
+    const { defineReward } = await rewards();
+    if (Object.keys(options).length > 0) {
+      throw new TypeError(`vl_rows: takes no options, got ${Object.keys(options).join(", ")}`);
+    }
+    const { rowCountCredit, rowCountSteps, traceGrid } = await import("../demo/vl_format.ts");
+    const { VL_PROCESSOR } = await import("../demo/pretrain_vl.ts");
+    const gridOf = (input: RewardInput<Row>) => traceGrid(input.row as TaskRow, VL_PROCESSOR);
+    // Its steps (one per patch row) are the process credit GiGPO reads (loop/reward_steps.ts).
+    return {
+      ...defineReward<Row>("vl_rows", (input) => {
+        const grid = gridOf(input);
+        return grid === null ? null : rowCountCredit(input.row as TaskRow, grid, input.completion);
+      }),
+      steps(input: RewardInput<Row>) {
+        const grid = gridOf(input);
+        return grid === null ? null : rowCountSteps(input.row as TaskRow, grid, input.completion);
+      },
+    };
+  },
 );
 
 /**

@@ -38,6 +38,7 @@ import {
   processQwen2VLImages,
   type Qwen2VLOptions,
   type RgbImage,
+  smartResize,
 } from "@rlvr/image";
 import type { CharTokenizer, GridThw } from "@rlvr/policy";
 import type { Rng, TaskRow } from "@rlvr/rewards";
@@ -324,4 +325,106 @@ export function checkTrace(row: TaskRow, grid: GridThw, text: string): TraceChec
     if (Number(rest.split("=")[0]) === listed && /^\d+=/.test(rest)) countsRight++;
   });
   return { described, lines: written, countsRight };
+}
+
+/**
+ * Where a completion's count of each patch row ends and whether it is right: one step per
+ * `codes:count=total` step of the completion's `<think>` block (the first `rows` of the grid;
+ * a row the completion did not write has no step), ending at the character after it, with value
+ * `1/rows` when its count is the number of targets in that patch row of the image (the truth,
+ * from the row's shapes, not from the completion's own codes), else 0. Null for a row that is
+ * not a counting row or a completion without a `<think>…</think>` block. The values sum to
+ * {@link rowCountCredit}: these are the steps of the `vl_rows` reward.
+ *
+ * @example Usage
+ * ```ts
+ * import { rowCountSteps } from "./vl_format.ts";
+ * import { countShapesTask } from "@rlvr/rewards/vision";
+ * import assert from "node:assert/strict";
+ * const row = countShapesTask({ size: 56, shapeSize: [8, 10] }).row(0, 4);
+ * const steps = rowCountSteps(row, [1, 4, 4], "<think>.rc..:9=9 ....:0=9</think>")!;
+ * assert.deepEqual(steps.map((s) => s.end), [16, 25]); // after "....:0=9"
+ * assert.equal(steps[0]!.value, 0); // nine is never right
+ * assert.equal(rowCountSteps(row, [1, 4, 4], "<answer>3</answer>"), null);
+ * ```
+ */
+export function rowCountSteps(
+  row: TaskRow,
+  grid: GridThw,
+  text: string,
+): { end: number; value: number }[] | null {
+  if (!Array.isArray(row.shapes) || row.targetColor === undefined) return null;
+  const think = /<think>([^<]*)<\/think>/.exec(text);
+  if (think === null) return null;
+  const cells = cellShapes(row, grid);
+  const [, rows, cols] = grid;
+  const written = think[1]!.split(" ");
+  const steps: { end: number; value: number }[] = [];
+  let at = think.index + "<think>".length;
+  for (let r = 0; r < rows && r < written.length; r++) {
+    const want = cells.slice(r * cols, (r + 1) * cols).flat()
+      .filter((s) => s.color === row.targetColor && s.kind === row.targetKind).length;
+    const count = /^[^:]*:(\d+)=\d+$/.exec(written[r]!)?.[1];
+    at += written[r]!.length;
+    steps.push({ end: at, value: count !== undefined && Number(count) === want ? 1 / rows : 0 });
+    at += 1; // the space between steps
+  }
+  return steps;
+}
+
+/**
+ * The share of a counting row's patch rows whose count a completion writes right: the `i`-th
+ * step `codes:count=total` of its `<think>` block against the number of targets in patch row
+ * `i` of the image (the truth, from the row's shapes, not from the completion's own codes);
+ * null for a row that is not a counting row. A missing or malformed step counts as wrong, and
+ * steps past the grid's rows are not read. The value of `grpo_vision`'s `vl_rows` reward; its
+ * steps are {@link rowCountSteps}.
+ *
+ * @example Usage
+ * ```ts
+ * import { rowCountCredit, vlCompletion } from "./vl_format.ts";
+ * import { countShapesTask } from "@rlvr/rewards/vision";
+ * import { seededRng } from "@rlvr/rewards";
+ * import assert from "node:assert/strict";
+ * const row = countShapesTask({ size: 56, shapeSize: [8, 10] }).row(0, 4);
+ * const text = vlCompletion(row, [1, 4, 4], seededRng(0), { slipRate: 0 })!;
+ * assert.equal(rowCountCredit(row, [1, 4, 4], text), 1);
+ * assert.equal(rowCountCredit(row, [1, 4, 4], "<answer>3</answer>"), 0);
+ * const sum = { id: "x", task: "arithmetic", difficulty: 0, prompt: "2+2", answer: "4" };
+ * assert.equal(rowCountCredit(sum, [1, 4, 4], text), null);
+ * ```
+ */
+export function rowCountCredit(row: TaskRow, grid: GridThw, text: string): number | null {
+  if (!Array.isArray(row.shapes) || row.targetColor === undefined) return null;
+  const steps = rowCountSteps(row, grid, text) ?? [];
+  return steps.reduce((sum, s) => sum + s.value, 0);
+}
+
+/**
+ * The image-token grid `[1, rows, cols]` a counting row's image gets from `processor` (its
+ * size after `smartResize`, in merged patches), without decoding the image: the grid the
+ * trace's patch rows follow. Null for a row without `width` and `height` (not a visual row).
+ *
+ * @example Usage
+ * ```ts
+ * import { traceGrid } from "./vl_format.ts";
+ * import { VL_PROCESSOR } from "./pretrain_vl.ts";
+ * import { countShapesTask } from "@rlvr/rewards/vision";
+ * import assert from "node:assert/strict";
+ * const row = countShapesTask({ size: 56, shapeSize: [8, 10] }).row(0, 0);
+ * assert.deepEqual(traceGrid(row, VL_PROCESSOR), [1, 4, 4]);
+ * const sum = { id: "x", task: "arithmetic", difficulty: 0, prompt: "2+2", answer: "4" };
+ * assert.equal(traceGrid(sum, VL_PROCESSOR), null);
+ * ```
+ */
+export function traceGrid(row: TaskRow, processor: Required<Qwen2VLOptions>): GridThw | null {
+  const { width, height } = row;
+  if (typeof width !== "number" || typeof height !== "number") return null;
+  const factor = processor.patchSize * processor.mergeSize;
+  const size = smartResize(height, width, {
+    factor,
+    minPixels: processor.minPixels,
+    maxPixels: processor.maxPixels,
+  });
+  return [1, size.height / factor, size.width / factor];
 }

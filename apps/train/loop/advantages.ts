@@ -19,12 +19,7 @@
  * @module
  */
 
-import {
-  type AdvantageOutput,
-  type EstimatorInput,
-  getEstimator,
-  type GigpoTurn,
-} from "@rlvr/advantage";
+import { type AdvantageOutput, type EstimatorInput, getEstimator } from "@rlvr/advantage";
 import type { Config } from "../config/types.ts";
 import { estimatorNeeds, estimatorSettings, PRIME_BETA_DEFAULT } from "../config/mapping.ts";
 import type { PreScores } from "./scoring.ts";
@@ -96,10 +91,10 @@ export function estimatorInput(
     input.processRewards = matrix(batch, process);
   }
   if (needs.entropy) input.entropy = matrix(batch, required(scores.entropy, "entropies"));
-  // An episode brings its turn spans; a single-turn completion is one turn spanning it.
+  // An episode brings its turn spans, a stepped reward its steps (`reward_steps.ts`); any other
+  // completion is one turn spanning it.
   input.turns = items.map((it) =>
-    (it as { turnSpans?: readonly GigpoTurn[] }).turnSpans ??
-      [{ state: "", start: 0, end: it.completionIds.length }]
+    it.turnSpans ?? [{ state: "", start: 0, end: it.completionIds.length }]
   );
   if (settings.klInReward !== null) {
     input.klInReward = {

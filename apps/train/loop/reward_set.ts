@@ -16,6 +16,9 @@
  *   on. A sample no component scored also totals `null` (counted in `reward/unscored`).
  * - **One runner call per round**: batched rewards (majority vote, a judge's batch) see the whole
  *   round, grouped by prompt.
+ * - **Steps**: one component may also report the steps its value is made of (a `steps` method,
+ *   `reward_steps.ts`); they are checked against its value here, and a sample whose steps fail
+ *   the check is failed like a throwing reward. GiGPO turns them into turns (process credit).
  *
  * @module
  */
@@ -24,6 +27,7 @@ import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Reward, Row, Task } from "@rlvr/rewards";
 import type { RewardSpec } from "../config/types.ts";
+import { checkSteps, hasSteps, type RewardStep } from "./reward_steps.ts";
 import {
   parseRewardPath,
   REWARD_TYPES,
@@ -83,6 +87,11 @@ export interface RewardScores {
   parts: Record<string, (number | null)[]>;
   /** Every failed call. */
   errors: RewardError[];
+  /**
+   * Per sample, the steps of the component that reports them ({@link RewardSet.stepped}), or
+   * null (no such component, not applicable, or the sample failed).
+   */
+  steps: (readonly RewardStep[] | null)[];
 }
 
 /** What {@link RewardSet.fromSpecs} reads besides the specs. */
@@ -193,8 +202,20 @@ export class RewardSet {
   /** The components, in config order. */
   readonly components: readonly RewardComponent[];
 
-  /** A set of `components` (distinct names, none `total`). */
+  /** The component that reports steps, or null (at most one may). */
+  readonly stepped: RewardComponent | null;
+
+  /** A set of `components` (distinct names, none `total`, at most one reporting steps). */
   constructor(components: readonly RewardComponent[]) {
+    const stepped = components.filter((c) => hasSteps(c.reward));
+    if (stepped.length > 1) {
+      throw new TypeError(
+        `rewards: ${
+          stepped.map((c) => c.name).join(" and ")
+        } both report steps; one reward of a run may (its steps become the completion's turns)`,
+      );
+    }
+    this.stepped = stepped[0] ?? null;
     const seen = new Set<string>();
     for (const c of components) {
       if (c.name === "total" || seen.has(c.name)) {
@@ -270,6 +291,22 @@ export class RewardSet {
         if (o.status === "error" || o.status === "timeout") failed.add(i);
       });
     }
+    const stepErrors: RewardError[] = [];
+    const steps = inputs.map((input, i) => {
+      const c = this.stepped;
+      const value = c === null ? null : parts[c.name]![i];
+      if (c === null || value === null || value === undefined || !hasSteps(c.reward)) return null;
+      try {
+        const reported = c.reward.steps(input);
+        return reported === null
+          ? null
+          : checkSteps(c.name, reported, value, input.completion.length);
+      } catch (e) {
+        failed.add(i);
+        stepErrors.push({ index: i, reward: c.name, status: "error", reason: String(e) });
+        return null;
+      }
+    });
     const totals = inputs.map((_, i) => {
       if (failed.has(i)) return null;
       let sum = 0;
@@ -282,9 +319,10 @@ export class RewardSet {
       }
       return any ? sum : null;
     });
-    const errors = result.failures
+    const errors: RewardError[] = result.failures
       .filter((f) => this.components.some((c) => c.name === f.reward))
       .map((f) => ({ index: f.index, reward: f.reward, status: f.status, reason: f.reason }));
-    return { totals, parts, errors };
+    errors.push(...stepErrors);
+    return { totals, parts, errors, steps };
   }
 }

@@ -185,6 +185,54 @@ Deno.test("rewards: majority vote (TTRL) scores bare answers by their group's mo
   assert.deepEqual((await set.score(inputs)).totals, [1, 1, 0, 1, 1, 1]);
 });
 
+Deno.test("rewards: vl_rows credits each patch row whose count is the image's, not the trace's own codes", async () => {
+  const { RewardSet } = await import("./reward_set.ts");
+  const { countShapesTask } = await import("@rlvr/rewards/vision");
+  const { seededRng } = await import("@rlvr/rewards");
+  const { cellShapes, shapeCode, vlCompletion } = await import("../demo/vl_format.ts");
+  const set = await RewardSet.fromSpecs([{ type: "vl_rows", weight: 1, options: {} }], {
+    task: null,
+  });
+  const task = countShapesTask({
+    size: 56,
+    shapeSize: [8, 10],
+    count: [3, 6],
+    distractors: [6, 8],
+  });
+  for (let i = 0; i < 40; i++) {
+    const row = task.row(3, i);
+    const right = vlCompletion(row, [1, 4, 4], seededRng(i), { slipRate: 0 })!;
+    const steps = /<think>([^<]*)<\/think>/.exec(right)![1]!.split(" ");
+    // One row's count off by one: 3 of 4 rows right, the total wrong.
+    const r = i % 4;
+    const slipped = steps.map((s, j) =>
+      j === r ? s.replace(/:(\d+)=/, (_, c) => `:${Number(c) + 1}=`) : s
+    );
+    // Row r's codes rewritten to list no target, its count following them (0): consistent with
+    // its own codes, wrong about the image unless the row had no target.
+    const target = shapeCode({ color: row.targetColor as string, kind: row.targetKind as string });
+    const inRow = cellShapes(row, [1, 4, 4]).slice(r * 4, r * 4 + 4).flat()
+      .filter((s) => shapeCode(s) === target).length;
+    const blind = steps.map((s, j) => j === r ? "....:0=0" : s);
+    const wrap = (xs: string[]) => `<think>${xs.join(" ")}</think><answer>0</answer>`;
+    const inputs = [right, wrap(slipped), wrap(blind), "<answer>3</answer>", right.repeat(3)]
+      .map((completion) => ({ prompt: "", completion, row }));
+    assert.deepEqual((await set.score(inputs)).totals, [
+      1,
+      0.75,
+      inRow === 0 ? 1 : 0.75,
+      0,
+      1, // only the first <think> block's first four steps are read
+    ], `row ${i}`);
+  }
+  const other = await set.score([{ prompt: "2+2", completion: "4", row: { answer: "4" } }]);
+  assert.deepEqual(other.totals, [null]); // not a counting row: not scored
+  await assert.rejects(
+    RewardSet.fromSpecs([{ type: "vl_rows", weight: 1, options: { rows: 4 } }], { task: null }),
+    /rewards\[0\]\.options: rejected by reward vl_rows: vl_rows: takes no options, got rows/,
+  );
+});
+
 Deno.test("rewards: DAPO's overlong penalty is added to the rewards' total", async () => {
   const { RewardSet } = await import("./reward_set.ts");
   const { collectRollout } = await import("./rollout.ts");

@@ -37,7 +37,9 @@ import { hasRewardVariance } from "@rlvr/sampling";
 import { checkFormat, dapoOverlongPenalty, type Task, type TaskRow } from "@rlvr/rewards";
 import { completionReward } from "../demo/format.ts";
 import type { TrainRewardInput } from "../config/rewards.ts";
+import type { GigpoTurn } from "@rlvr/advantage";
 import type { RewardSet } from "./reward_set.ts";
+import { type RewardStep, stepTurns } from "./reward_steps.ts";
 import { generatePartial, type PartialGenerateOptions, type PartialRollouts } from "./partial.ts";
 import { promptFormat, promptIds, renderPrompt } from "./prompt.ts";
 import { forwardHookOf, type VisionInputs } from "./vision.ts";
@@ -82,6 +84,11 @@ export interface RolloutItem {
    * completion was sampled by the version of its batch.
    */
   tokenVersions?: number[];
+  /**
+   * The completion's turns (GiGPO's): an environment episode's, or, with `stepTurns`, the
+   * steps a stepped reward reported (`reward_steps.ts`). Absent: the completion is one turn.
+   */
+  turnSpans?: readonly GigpoTurn[];
 }
 
 /** Options of {@link collectRollout}. */
@@ -125,6 +132,12 @@ export interface RolloutOptions {
    * out of the batch and counted in `rewardStats`.
    */
   rewards?: RewardSet;
+  /**
+   * Turn the steps of the stepped reward among `rewards` into each item's `turnSpans`
+   * (`reward_steps.ts`; the loop sets it for GiGPO, the one estimator that reads turns).
+   * Default false.
+   */
+  stepTurns?: boolean;
   /**
    * Partial rollouts (`rollout.partial`): newer weights are loaded between decoding steps and
    * the running completions continue under them (`partial.ts`); each item then carries
@@ -347,10 +360,19 @@ export async function collectRollout<R extends TaskRow>(
         const text = seq.text ?? "";
         let parts: Record<string, number | null> | undefined;
         let scoredReward: number | null = null;
+        let steps: readonly RewardStep[] | null = null;
         if (scored !== null) {
-          ({ total: scoredReward, parts } = scored[firsts[p]! + s]!);
+          ({ total: scoredReward, parts, steps } = scored[firsts[p]! + s]!);
           if (scoredReward === null) continue; // unscorable: counted in rewardStats
         }
+        const turns = steps !== null && opts.stepTurns === true
+          ? stepTurns(
+            steps,
+            seq.tokens,
+            (ids) => tokenizer.decode(ids),
+            opts.rewards!.stepped!.weight,
+          )
+          : null;
         const { reward, correct, format: formatOk } = scored === null
           ? rolloutReward(task, row, text, seq.tokens.length, {
             formatWeight,
@@ -377,6 +399,7 @@ export async function collectRollout<R extends TaskRow>(
           ...(baselines !== null ? { baselineReward: baselines.rewards[p]! } : {}),
           ...(seq.versions !== undefined ? { tokenVersions: seq.versions } : {}),
           ...(parts !== undefined ? { rewardParts: parts } : {}),
+          ...(turns !== null ? { turnSpans: turns } : {}),
         });
       }
       if (group.length === 0) continue;
@@ -476,7 +499,13 @@ async function scoreRound(
   samples: readonly RoundSample[],
   temperature: number,
   stats: RewardStats,
-): Promise<{ total: number | null; parts: Record<string, number | null> }[]> {
+): Promise<
+  {
+    total: number | null;
+    parts: Record<string, number | null>;
+    steps: readonly RewardStep[] | null;
+  }[]
+> {
   const inputs: TrainRewardInput[] = samples.map(({ row, prompt, seq }) => ({
     prompt,
     completion: seq.text ?? "",
@@ -501,7 +530,7 @@ async function scoreRound(
     if (r.totals[i] === null && !failed.has(i)) stats.unscored++;
     const parts: Record<string, number | null> = {};
     for (const [name, values] of Object.entries(r.parts)) parts[name] = values[i] ?? null;
-    return { total: r.totals[i] ?? null, parts };
+    return { total: r.totals[i] ?? null, parts, steps: r.steps[i] ?? null };
   });
 }
 

@@ -176,6 +176,7 @@ export function rolloutOptionsOf(
     formatWeight: config.task.formatWeight,
     eosTokenIds,
     ...(estimatorNeeds(config).baseline ? { greedyBaseline: true } : {}),
+    ...(estimatorNeeds(config).turns ? { stepTurns: true } : {}),
   };
 }
 

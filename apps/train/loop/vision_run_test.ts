@@ -220,3 +220,89 @@ Deno.test("runTraining on tiny-vl with a dataset whose rows carry image files: p
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("grpo_vision's process credit: the vl_rows reward's steps become each completion's turns under gigpo, and the recipe runs", async () => {
+  const { collectRollout } = await import("./rollout.ts");
+  const { RewardSet } = await import("./reward_set.ts");
+  const { heldOutProblems, TrainStream } = await import("./problems.ts");
+  const { VisionInputs } = await import("./vision.ts");
+  const { rowCountSteps } = await import("../demo/vl_format.ts");
+  const task = countShapesTask({
+    size: 56,
+    shapeSize: [8, 10],
+    count: [3, 6],
+    distractors: [6, 8],
+  });
+  const loaded = await loadPolicy("builtin:tiny-vl");
+  try {
+    const rewards = await RewardSet.fromSpecs([
+      { type: "task", weight: 1, options: {} },
+      { type: "vl_rows", weight: 0.5, options: {} },
+    ], { task });
+    const vision = new VisionInputs(loaded.vision!.model, { processor: loaded.vision!.processor });
+    const opts = {
+      step: 1,
+      seed: 0,
+      batchSize: 8,
+      groupSize: 4,
+      maxNewTokens: 64,
+      sampling: { temperature: 1 },
+      dynamicRetries: null,
+      overlong: null,
+      eosTokenIds: loaded.eosTokenIds,
+      rewards,
+      vision,
+    };
+    const stream = () => new TrainStream(task, 0, heldOutProblems(task, 4));
+    const r = await collectRollout(loaded.model, loaded.tokenizer, task, stream(), {
+      ...opts,
+      stepTurns: true,
+    });
+    assert.equal(r.items.length, 8);
+    for (const it of r.items) {
+      const steps = rowCountSteps(it.row, [1, 4, 4], it.text)!;
+      assert.equal(steps.length, 4, it.text); // the warm start writes its four patch rows
+      const turns = it.turnSpans!;
+      assert.deepEqual(turns.map((t) => t.state), ["step0", "step1", "step2", "step3", "rest"]);
+      assert.equal(turns.at(-1)!.end, it.completionIds.length);
+      steps.forEach((s, k) => {
+        assert.equal(turns[k]!.reward, 0.5 * s.value);
+        // The turn ends with the step: its tokens decode to the text up to the step's end.
+        const upTo = loaded.tokenizer.decode(it.completionIds.slice(0, turns[k]!.end));
+        assert.equal(upTo, it.text.slice(0, s.end), `step ${k} of ${it.text}`);
+      });
+      assert.equal(it.reward, it.rewardParts!.task! + 0.5 * it.rewardParts!.vl_rows!);
+    }
+    // Without stepTurns (any estimator but gigpo) the items are one turn, the rewards the same.
+    const plain = await collectRollout(loaded.model, loaded.tokenizer, task, stream(), opts);
+    assert.ok(plain.items.every((it) => it.turnSpans === undefined));
+    assert.deepEqual(plain.items.map((it) => it.reward), r.items.map((it) => it.reward));
+  } finally {
+    loaded.model.dispose();
+  }
+  // The recipe itself, one small step: the config reaches the loop and the reward is logged.
+  const root = await Deno.makeTempDir();
+  try {
+    const config = await loadConfig({
+      config: "grpo_vision",
+      out: root,
+      steps: "1",
+      set: [
+        "rollout.batchSize=8",
+        "rollout.groupSize=4",
+        "algorithm.ppoMiniBatchSize=8",
+        "algorithm.microBatchSize=8",
+        "trainer.evalProblems=1",
+        "trainer.evalSamples=2",
+        "trainer.evalK=2",
+        "trainer.device=cpu",
+      ],
+    });
+    const run = await runTraining(config, quiet);
+    const [m] = await records(run.dir, "metrics.jsonl");
+    assert.equal(typeof m!["reward/vl_rows/mean"], "number");
+    assert.ok(Number.isFinite(m!.grad_norm as number) && (m!.grad_norm as number) > 0);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

@@ -173,7 +173,7 @@ Deno.test("WorkerExecutor with task.env: a worker's episodes equal the trainer t
     assert.equal(remote.items.length, 8);
     for (const it of remote.items) {
       assert.equal(it.lossMask?.length, it.completionIds.length);
-      assert.ok((it as { turnSpans?: unknown[] }).turnSpans!.length >= 1);
+      assert.ok(it.turnSpans!.length >= 1);
     }
     // the tool's answers are in the completions, masked out of the loss
     assert.ok(remote.items.some((it) => it.lossMask!.includes(0)));

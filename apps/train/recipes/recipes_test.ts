@@ -85,7 +85,18 @@ Deno.test("recipes: each one actually differs from grpo where its header says", 
 
   assert.equal(a.grpo_vision!.model.checkpoint, "builtin:tiny-vl");
   assert.equal(a.grpo_vision!.task.name, "count_shapes");
-  assert.equal(a.grpo_vision!.algorithm.estimator, grpo.algorithm.estimator);
+  // Process credit: the vl_rows reward's steps (one per patch row) as GiGPO's turns.
+  assert.equal(a.grpo_vision!.algorithm.estimator, "gigpo");
+  assert.deepEqual(a.grpo_vision!.algorithm.estimatorOptions, {
+    gamma: 0,
+    gigpoMode: "mean_std_norm",
+    omega: 1,
+  });
+  assert.deepEqual(a.grpo_vision!.rewards!.map((r) => [r.type, r.weight]), [
+    ["task", 1],
+    ["format", 0.1],
+    ["vl_rows", 0.5],
+  ]);
 
   assert.equal(a.dr_grpo!.algorithm.estimator, "dr_grpo");
   assert.equal(a.dr_grpo!.algorithm.aggregation, "seq-mean-token-sum-norm");
