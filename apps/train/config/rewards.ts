@@ -64,6 +64,13 @@ function tokenCount(text: string, input: RewardInput<Row>): number {
   return ids !== undefined ? ids.length : text.trim() === "" ? 0 : text.trim().split(/\s+/).length;
 }
 
+/** Refuses options for a reward type that takes none, naming them. */
+function noOptions(type: string, options: Record<string, unknown>): void {
+  if (Object.keys(options).length > 0) {
+    throw new TypeError(`${type}: takes no options, got ${Object.keys(options).join(", ")}`);
+  }
+}
+
 function taskVerifier(ctx: RewardBuildContext, owner: string) {
   const task = ctx.task;
   if (task === null) {
@@ -110,9 +117,7 @@ registerRewardType(
   false,
   async (options, ctx) => {
     const { defineReward } = await rewards();
-    if (Object.keys(options).length > 0) {
-      throw new TypeError(`task: takes no options, got ${Object.keys(options).join(", ")}`);
-    }
+    noOptions("task", options);
     const verify = taskVerifier(ctx, "task");
     return defineReward<Row>("task", async (input) => (await verify(input)) ? 1 : 0);
   },
@@ -208,9 +213,7 @@ registerRewardType(
   false,
   async (options) => {
     const { defineReward } = await rewards();
-    if (Object.keys(options).length > 0) {
-      throw new TypeError(`vl_rows: takes no options, got ${Object.keys(options).join(", ")}`);
-    }
+    noOptions("vl_rows", options);
     const { rowCountCredit, rowCountSteps, traceGrid } = await import("../demo/vl_format.ts");
     const { VL_PROCESSOR } = await import("../demo/pretrain_vl.ts");
     const gridOf = (input: RewardInput<Row>) => traceGrid(input.row as TaskRow, VL_PROCESSOR);

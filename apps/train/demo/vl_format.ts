@@ -232,6 +232,14 @@ export function cellShapes(row: TaskRow, grid: GridThw): RowShape[][] {
   return cells;
 }
 
+/** The number of target shapes (the row's colour and kind) in each patch row of `cells`. */
+function targetsPerRow(row: TaskRow, cells: RowShape[][], grid: GridThw): number[] {
+  const [, rows, cols] = grid;
+  return Array.from({ length: rows }, (_, r) =>
+    cells.slice(r * cols, (r + 1) * cols).flat()
+      .filter((s) => s.color === row.targetColor && s.kind === row.targetKind).length);
+}
+
 /**
  * A supervised completion of a counting row (see the module doc), drawing its slips from `rng`;
  * null for a row the trace format does not cover (not a counting row).
@@ -258,13 +266,13 @@ export function vlCompletion(
   if (!Array.isArray(row.shapes) || row.targetColor === undefined) return null;
   const cells = cellShapes(row, grid);
   const cols = grid[2];
+  const counts = targetsPerRow(row, cells, grid);
   const lines: { codes: string; count: number }[] = [];
   for (let r = 0; r < grid[1]; r++) {
     const line = cells.slice(r * cols, (r + 1) * cols);
     lines.push({
       codes: line.map((c) => c.length === 0 ? "." : c.map(shapeCode).join("")).join(""),
-      count: line.flat().filter((s) => s.color === row.targetColor && s.kind === row.targetKind)
-        .length,
+      count: counts[r]!,
     });
   }
   if (rng.next() < (options.slipRate ?? 0.2)) {
@@ -356,17 +364,15 @@ export function rowCountSteps(
   if (!Array.isArray(row.shapes) || row.targetColor === undefined) return null;
   const think = /<think>([^<]*)<\/think>/.exec(text);
   if (think === null) return null;
-  const cells = cellShapes(row, grid);
-  const [, rows, cols] = grid;
+  const want = targetsPerRow(row, cellShapes(row, grid), grid);
+  const rows = grid[1];
   const written = think[1]!.split(" ");
   const steps: { end: number; value: number }[] = [];
   let at = think.index + "<think>".length;
   for (let r = 0; r < rows && r < written.length; r++) {
-    const want = cells.slice(r * cols, (r + 1) * cols).flat()
-      .filter((s) => s.color === row.targetColor && s.kind === row.targetKind).length;
     const count = /^[^:]*:(\d+)=\d+$/.exec(written[r]!)?.[1];
     at += written[r]!.length;
-    steps.push({ end: at, value: count !== undefined && Number(count) === want ? 1 / rows : 0 });
+    steps.push({ end: at, value: count !== undefined && Number(count) === want[r] ? 1 / rows : 0 });
     at += 1; // the space between steps
   }
   return steps;
