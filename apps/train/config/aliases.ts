@@ -633,6 +633,16 @@ export const ALIASES: readonly Alias[] = Object.freeze(
     },
     discount("algorithm.gamma"),
     discount("algorithm.lam"),
+    {
+      framework: V,
+      key: "algorithm.rollout_correction.bypass_mode",
+      targets: ["algorithm.oldLogProbs"],
+      conversion: "true: rollout (π_old is the sampler's log-probs); false: recompute",
+      write: (v) =>
+        typeof v === "boolean"
+          ? { "algorithm.oldLogProbs": v ? "rollout" : "recompute" }
+          : "is not a boolean; use true or false",
+    },
     klFlag("algorithm.use_kl_in_reward", "reward"),
     klSetting("algorithm.kl_ctrl.kl_coef", "algorithm.kl.beta", "reward"),
     klSetting("algorithm.kl_penalty", "algorithm.kl.estimator", "reward"),

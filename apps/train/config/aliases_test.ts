@@ -223,6 +223,17 @@ const CASES: Record<string, Case[]> = {
       expect: { "algorithm.estimatorOptions.normByStd": false },
     },
   ],
+  "algorithm.rollout_correction.bypass_mode": [
+    {
+      set: ["algorithm.rollout_correction.bypass_mode=true"],
+      expect: { "algorithm.oldLogProbs": "rollout" },
+    },
+    {
+      set: ["algorithm.rollout_correction.bypass_mode=false"],
+      expect: { "algorithm.oldLogProbs": "recompute" },
+    },
+    { set: ["algorithm.rollout_correction.bypass_mode=1"], refused: /is not a boolean/ },
+  ],
   "algorithm.gamma": [
     {
       // Given before the estimator that reads it: still applied (veRL reads the merged config).

@@ -678,6 +678,14 @@ function lossProblems(config: Config): ConfigProblem[] {
       });
     }
   }
+  if (a.oldLogProbs === "rollout" && a.lossOptions.offPolicy != null) {
+    out.push({
+      path: "algorithm.lossOptions.offPolicy",
+      message:
+        `set with algorithm.oldLogProbs rollout, where π_old is the sampler's policy: its weights π_old/π_rollout are all 1; remove offPolicy, or set algorithm.oldLogProbs to recompute`,
+      related: ["algorithm.oldLogProbs"],
+    });
+  }
   if (out.length > 0) return out;
   const options = policyLossOptions(config);
   const needsRef = (options.klCoef ?? 0) > 0;

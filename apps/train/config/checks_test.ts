@@ -163,6 +163,21 @@ Deno.test("registryProblems: policy-loss options (first-class fields, unknown na
   assert.deepEqual(paths(value), ["algorithm.lossOptions.tauPos"]);
 });
 
+Deno.test("registryProblems: off-policy weights are refused when π_old is the sampler's", async () => {
+  const offPolicy = { tis: { level: "token", cap: 2 } };
+  const both = await registryProblems(config((c) => {
+    c.algorithm.oldLogProbs = "rollout";
+    c.algorithm.lossOptions = { offPolicy };
+  }));
+  assert.deepEqual(paths(both), ["algorithm.lossOptions.offPolicy"]);
+  assert.match(both[0]!.message, /weights π_old\/π_rollout are all 1/);
+  assert.deepEqual(
+    await registryProblems(config((c) => c.algorithm.lossOptions = { offPolicy })),
+    [],
+  );
+  assert.deepEqual(await registryProblems(config((c) => c.algorithm.oldLogProbs = "rollout")), []);
+});
+
 Deno.test("crossFieldProblems: a dataset without answers needs rewards that do not read answers", () => {
   const data = {
     path: "code.jsonl",

@@ -46,6 +46,7 @@ const DEFAULTS = {
     ppoEpochs: 1,
     ppoMiniBatchSize: null,
     shuffleMiniBatches: true,
+    oldLogProbs: "recompute",
     microBatchSize: 64,
     overlong: { enabled: false, buffer: 8, penalty: 1 },
     prime: { beta: 0.05 },

@@ -274,6 +274,7 @@ const algorithm = z.strictObject({
   // Optional only so that runs written before these keys existed still resume.
   ppoMiniBatchSize: sized("algorithm.ppoMiniBatchSize", 1).nullable().optional(),
   shuffleMiniBatches: z.boolean().optional(),
+  oldLogProbs: z.enum(["recompute", "rollout"]).optional(),
   microBatchSize: sized("algorithm.microBatchSize", 1),
   gae: z.strictObject({
     gamma: z.number().min(0).max(1),

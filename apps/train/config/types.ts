@@ -290,6 +290,13 @@ export interface Config {
     ppoMiniBatchSize?: number | null | undefined;
     /** Shuffle the responses before splitting each epoch into mini-batches (seeded; default true). */
     shuffleMiniBatches?: boolean | undefined;
+    /**
+     * Where π_old, the ratio's denominator, comes from: `recompute` (default; the learner scores
+     * the batch before the first optimizer step) or `rollout` (the sampler's log-probs, veRL's
+     * `rollout_correction.bypass_mode`, slime's `--use-rollout-logprobs`: one forward pass fewer
+     * per step, and the clip acts against the policy that really sampled each token).
+     */
+    oldLogProbs?: "recompute" | "rollout" | undefined;
     /** Responses per forward/backward pass (gradient accumulation); must divide the mini-batch. */
     microBatchSize: number;
     /** GAE discount and λ, for estimator `gae` only. */

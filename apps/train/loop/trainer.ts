@@ -16,7 +16,11 @@
  *   and epoch is off-policy by the steps taken since: the importance ratio, its clipping and the
  *   off-policy corrections act. Only a single-step update with nothing reading π_old before the
  *   loss (no KL in the reward, no PRIME, no `entropy_adv`) skips that pass and reads π_old from
- *   its own gradient pass (the same numbers, one forward pass fewer).
+ *   its own gradient pass (the same numbers, one forward pass fewer). With
+ *   `algorithm.oldLogProbs: rollout` (veRL's bypass mode) π_old is the sampler's log-probs and
+ *   that pass is skipped whatever the update (it still runs when entropies or the critic's values
+ *   are read): the ratio is then π_θ over the policy that sampled each token, and the sampler
+ *   and learner are not compared (`sampler_logprob_diff` null).
  * - **The sampler's log-probs** are compared with the learner's (`sampler_logprob_diff`) and
  *   passed to the loss as `rolloutLogProbs`, the behaviour policy the off-policy corrections of
  *   `algorithm.lossOptions.offPolicy` (TIS, decoupled PPO) weight by; with asynchronous rollouts
@@ -49,7 +53,10 @@ import type { VisionInputs } from "./vision.ts";
 export interface UpdateMetrics extends Omit<UpdateStats, "old" | "klLoss"> {
   /** KL to the reference (token mean, the configured estimator), or null when β = 0. */
   kl: number | null;
-  /** Mean |sampler log-prob − learner log-prob| per token. */
+  /**
+   * Mean |sampler log-prob − learner log-prob| per token; null with `algorithm.oldLogProbs:
+   * rollout`, where the learner does not score the batch before the update.
+   */
   samplerLogprobDiff: number | null;
 }
 
@@ -84,13 +91,17 @@ export interface TrainContext {
  * const config = await validateConfig(defaultConfig());
  * assert.equal(scoreNeedsOf(config, 1, false).old, false); // read from the gradient pass
  * assert.equal(scoreNeedsOf(config, 2, false).old, true);
+ * const bypass = await validateConfig({ ...defaultConfig(), algorithm: {
+ *   ...defaultConfig().algorithm, oldLogProbs: "rollout" } });
+ * assert.equal(scoreNeedsOf(bypass, 2, false).old, false); // the sampler's log-probs
  * ```
  */
 export function scoreNeedsOf(config: Config, steps: number, hasRef: boolean): ScoreNeeds {
   const needs = estimatorNeeds(config);
   const klInReward = estimatorSettings(config).klInReward !== null;
+  const recompute = config.algorithm.oldLogProbs !== "rollout";
   return {
-    old: steps !== 1 || klInReward || needs.process || needs.entropy,
+    old: recompute && (steps !== 1 || klInReward || needs.process || needs.entropy),
     entropy: needs.entropy,
     ref: hasRef && (config.algorithm.kl.beta > 0 || needs.process),
     values: needs.values,
@@ -163,11 +174,13 @@ export async function trainStep(
     step: ctx.step ?? 0,
   });
   const steps = plan.reduce((n, e) => n + e.length, 0);
-  const scores = await scoreBeforeUpdate(
+  const bypass = a.oldLogProbs === "rollout";
+  const scored = await scoreBeforeUpdate(
     { model, ref, temperature: config.rollout.sampler.temperature, vision },
     batch,
     scoreNeedsOf(config, steps, ref !== null),
   );
+  const scores = bypass ? { ...scored, old: batch.sampled } : scored;
   const { advantages, returns } = batchAdvantages(config, batch, scores);
   const u = await miniBatchUpdates({ config, model, optimizer, vision }, batch, plan, {
     advantages,
@@ -188,5 +201,5 @@ export async function trainStep(
     }
   }
   const { old: _old, klLoss: _klLoss, ...stats } = u;
-  return { ...stats, kl, samplerLogprobDiff: diff / batch.tokens };
+  return { ...stats, kl, samplerLogprobDiff: bypass ? null : diff / batch.tokens };
 }

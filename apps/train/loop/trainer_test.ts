@@ -230,3 +230,28 @@ Deno.test("trainStep: reading π_old from the gradient pass of a one-step update
   // Same numbers up to the f32 order of the separate no-grad pass.
   assert.ok(maxDiff(weights, shortcut.weights) < 1e-6, `${maxDiff(weights, shortcut.weights)}`);
 });
+
+Deno.test("trainStep: algorithm.oldLogProbs rollout takes π_old from the sampler's log-probs", async () => {
+  const items = await rollout();
+  const mini = ["algorithm.ppoMiniBatchSize=2"];
+  const bypass = "algorithm.oldLogProbs=rollout";
+  // The sampler and the learner agree here, so the update is the recomputed one.
+  const recomputed = await stepWith(items, mini, "sgd");
+  const fromSampler = await stepWith(items, [...mini, bypass], "sgd");
+  assert.equal(fromSampler.m.optimizerSteps, 4);
+  assert.equal(fromSampler.m.samplerLogprobDiff, null);
+  assert.ok(recomputed.m.samplerLogprobDiff! < 1e-5, `${recomputed.m.samplerLogprobDiff}`);
+  const d = maxDiff(recomputed.weights, fromSampler.weights);
+  assert.ok(d < 1e-5, `bypass vs recompute ${d}`);
+  // A sampler that put 0.1 nats less on every token it drew: the first step's ratio is e^0.1
+  // against it, 1 against the recomputed π_old.
+  const shifted = items.map((it) => ({
+    ...it,
+    samplerLogprobs: it.samplerLogprobs.map((lp) => lp - 0.1),
+  }));
+  const one = await stepWith(shifted, [bypass]);
+  assert.ok(Math.abs(one.m.ratioMean! - Math.exp(0.1)) < 1e-4, `ratio ${one.m.ratioMean}`);
+  const own = await stepWith(shifted, []);
+  assert.ok(Math.abs(own.m.ratioMean! - 1) < 1e-6, `ratio ${own.m.ratioMean}`);
+  assert.ok(Math.abs(own.m.samplerLogprobDiff! - 0.1) < 1e-4, `${own.m.samplerLogprobDiff}`);
+});
