@@ -46,7 +46,7 @@ import {
 } from "@rlvr/tensor";
 import { configFromHf, configToHf, type ModelConfig, parameterShapes } from "./config.ts";
 import { type FileContents, type FileSource, filesSource, urlSource } from "./file_source.ts";
-import { originalVlName, vlConfigFromHf } from "./vision/config.ts";
+import { originalVlName, VISION_LANGUAGE_MODEL_TYPES, vlConfigFromHf } from "./vision/config.ts";
 
 /** File names of a Hugging Face checkpoint folder. */
 export const CONFIG_FILE = "config.json";
@@ -450,10 +450,11 @@ export async function loadCheckpointFrom(
   const configPath = src.path(CONFIG_FILE);
   const configWhat = "the model's Hugging Face config (model_type, sizes, ...)";
   const hf = parseJson(CONFIG_FILE, await readRequired(CONFIG_FILE, configWhat), configWhat);
-  // A Qwen2-VL folder: its decoder is checked here, under the original names (newer
-  // transformers write `model.language_model.*` and `model.visual.*`); the tower's `visual.*`
-  // tensors are extras for loadVisionLanguageModel.
-  const vl = (hf as Record<string, unknown> | null)?.model_type === "qwen2_vl";
+  // A Qwen2-VL or Qwen2.5-VL folder: its decoder is checked here, under the original names
+  // (newer transformers write `model.language_model.*` and `model.visual.*`); the tower's
+  // `visual.*` tensors are extras for loadVisionLanguageModel.
+  const modelType = (hf as Record<string, unknown> | null)?.model_type;
+  const vl = (VISION_LANGUAGE_MODEL_TYPES as readonly unknown[]).includes(modelType);
   const config = vl ? vlConfigFromHf(hf, configPath).text : configFromHf(hf, configPath);
   const keyOf = vl ? originalVlName : (name: string) => name;
   let generationConfig: Record<string, unknown> | null = null;

@@ -8,7 +8,7 @@
  * - {@link loadCheckpoint} / {@link saveCheckpoint}: `config.json`, `model.safetensors` (or
  *   shards and an index), `generation_config.json`; saves are atomic per file.
  * - {@link loadTokenizer}: a `CharTokenizer` or an `HfTokenizer`, by the folder's marker.
- * - {@link loadVisionLanguageModel} / {@link saveVisionLanguageModel}: Qwen2-VL folders.
+ * - {@link loadVisionLanguageModel} / {@link saveVisionLanguageModel}: Qwen2-VL and Qwen2.5-VL folders.
  *
  * @example Usage
  * ```ts

@@ -104,9 +104,12 @@ export {
 } from "./score.ts";
 export {
   originalVlName,
+  VISION_LANGUAGE_MODEL_TYPES,
+  type VisionActivation,
   type VisionConfig,
   visionConfig,
   type VisionConfigInit,
+  type VisionKind,
   type VisionLanguageConfig,
   visionLanguageConfig,
   visionParameterShapes,
@@ -123,6 +126,12 @@ export {
   visionRopeTables,
 } from "./vision/rope.ts";
 export { VisionTower } from "./vision/tower.ts";
+export {
+  visionWindowIndex,
+  type VisionWindows,
+  type VisionWindowSizes,
+  visionWindowTokens,
+} from "./vision/window.ts";
 export {
   type ImageInputs,
   VISION_EXTENSION,

@@ -93,9 +93,9 @@ export interface LoadedPolicy {
   /** Ids that end a generation: see {@link stopTokenIds}. */
   eosTokenIds: number[];
   /**
-   * For a vision-language checkpoint (`config.json` with `model_type` `qwen2_vl`): the model,
-   * whose decoder is {@link LoadedPolicy.model} (`vision.model.lm`, the tower riding on it as
-   * its `vision` extension), and the image processor options of its
+   * For a vision-language checkpoint (`config.json` with `model_type` `qwen2_vl` or
+   * `qwen2_5_vl`): the model, whose decoder is {@link LoadedPolicy.model} (`vision.model.lm`,
+   * the tower riding on it as its `vision` extension), and the image processor options of its
    * `preprocessor_config.json` (defaults when the folder has none). Null for a text model.
    */
   vision: PolicyVision | null;

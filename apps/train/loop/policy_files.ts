@@ -30,6 +30,7 @@ import {
   loadTokenizerFromUrl,
   type ModelConfig,
   type Tokenizer,
+  VISION_LANGUAGE_MODEL_TYPES,
   VisionLanguageModel,
   vlConfigFromHf,
 } from "@rlvr/policy";
@@ -38,8 +39,8 @@ import type { Tensor } from "@rlvr/tensor";
 import type { LoadedPolicy } from "./policy.ts";
 import { fetchOrNull, pageHref } from "./fetch_policy_files.ts";
 
-/** `model_type`s of `config.json` loaded as a `VisionLanguageModel`. */
-const VISION_MODEL_TYPES: readonly string[] = Object.freeze(["qwen2_vl"]);
+/** `model_type`s of `config.json` loaded as a `VisionLanguageModel` (Qwen2-VL, Qwen2.5-VL). */
+const VISION_MODEL_TYPES: readonly string[] = VISION_LANGUAGE_MODEL_TYPES;
 
 const decoder = new TextDecoder();
 
@@ -202,7 +203,7 @@ async function jsonObjectOrNull(
 /**
  * Loads the policy of a checkpoint folder from `src`: model, tokenizer, generation config, stop
  * ids, `v_head.*` tensors in `extra`; for a vision-language checkpoint (`model_type`
- * `qwen2_vl`) the model with its vision tower and the image processor options of
+ * `qwen2_vl` or `qwen2_5_vl`) the model with its vision tower and the image processor options of
  * `preprocessor_config.json`. Tensors go to the default backend. Runs anywhere the source does.
  *
  * @param src Where the folder's files are.

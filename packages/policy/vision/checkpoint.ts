@@ -1,5 +1,6 @@
 /**
- * Qwen2-VL checkpoints: `config.json` (`model_type: "qwen2_vl"`, `vision_config`, M-RoPE
+ * Qwen2-VL and Qwen2.5-VL checkpoints: `config.json` (`model_type: "qwen2_vl"` or
+ * `"qwen2_5_vl"`, `vision_config`, M-RoPE
  * `rope_scaling`) and safetensors holding `visual.*` beside the decoder's `model.*` / `lm_head.*`
  * (or, as newer transformers write them, `model.visual.*` / `model.language_model.*`, renamed on
  * load), read from bytes in memory ({@link loadVisionLanguageModelFromFiles}) or a base URL
@@ -23,7 +24,7 @@ import { vlConfigFromHf } from "./config.ts";
 import { VisionLanguageModel } from "./model.ts";
 
 /**
- * Loads a Qwen2-VL checkpoint from `src` (internal: the folder, files and URL loaders call it):
+ * Loads a Qwen2-VL or Qwen2.5-VL checkpoint from `src` (internal: the folder, files and URL loaders call it):
  * its `config.json` here, its tensors with `load` (the checkpoint loader over the same files).
  *
  * @param src Where the files are.
@@ -57,8 +58,8 @@ export async function loadVisionLanguageModelFrom(
     json = JSON.parse(new TextDecoder().decode(bytes));
   } catch (e) {
     throw new Error(
-      `${fn}: could not read ${configPath} (a Qwen2-VL config.json with ` +
-        `model_type "qwen2_vl"): ${(e as Error).message}`,
+      `${fn}: could not read ${configPath} (a Qwen2-VL or Qwen2.5-VL config.json with ` +
+        `model_type "qwen2_vl" or "qwen2_5_vl"): ${(e as Error).message}`,
     );
   }
   const config = vlConfigFromHf(json, configPath);
@@ -70,7 +71,7 @@ export async function loadVisionLanguageModelFrom(
 }
 
 /**
- * Loads a Qwen2-VL checkpoint from its files in memory (by file name, as
+ * Loads a Qwen2-VL or Qwen2.5-VL checkpoint from its files in memory (by file name, as
  * `loadCheckpointFromFiles` takes them) into a {@link VisionLanguageModel}. Runs anywhere,
  * browsers included.
  *
@@ -121,7 +122,7 @@ export function loadVisionLanguageModelFromFiles(
 }
 
 /**
- * Loads a Qwen2-VL checkpoint from the files under a base URL (fetched one at a time, as
+ * Loads a Qwen2-VL or Qwen2.5-VL checkpoint from the files under a base URL (fetched one at a time, as
  * `loadCheckpointFromUrl` does) into a {@link VisionLanguageModel}. Runs anywhere `fetch` does.
  *
  * @param baseUrl The folder's URL (a trailing `/` is added when missing).

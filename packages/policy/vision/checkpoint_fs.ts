@@ -1,5 +1,5 @@
 /**
- * Qwen2-VL checkpoint folders on disk (`@rlvr/policy/fs`, needs Deno): the folder counterparts
+ * Qwen2-VL and Qwen2.5-VL checkpoint folders on disk (`@rlvr/policy/fs`, needs Deno): the folder counterparts
  * of `loadVisionLanguageModelFromFiles` / `loadVisionLanguageModelFromUrl`, on the same loader,
  * and the saver. Loading and saving go through `loadCheckpoint` / `saveCheckpoint`, so shards,
  * an index, bf16 storage and the one-error report of every mismatched tensor work as they do
@@ -17,7 +17,7 @@ import { vlConfigToHf } from "./config.ts";
 import type { VisionLanguageModel } from "./model.ts";
 
 /**
- * Loads a Qwen2-VL checkpoint folder into a {@link VisionLanguageModel}. Needs `--allow-read`.
+ * Loads a Qwen2-VL or Qwen2.5-VL checkpoint folder into a {@link VisionLanguageModel}. Needs `--allow-read`.
  *
  * @example Usage
  * ```ts
@@ -57,8 +57,9 @@ export async function loadVisionLanguageModel(
 }
 
 /**
- * Saves a {@link VisionLanguageModel} as a Qwen2-VL checkpoint folder in the original layout
- * (what the Qwen/Qwen2-VL-* repositories ship and transformers loads). Needs
+ * Saves a {@link VisionLanguageModel} as a Qwen2-VL or Qwen2.5-VL checkpoint folder (by
+ * `config.vision.kind`) in the original layout (what the Qwen/Qwen2-VL-* and Qwen/Qwen2.5-VL-*
+ * repositories ship and transformers loads). Needs
  * `--allow-read --allow-write`.
  *
  * @example Usage

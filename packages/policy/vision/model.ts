@@ -1,12 +1,13 @@
 /**
- * A Qwen2-VL vision-language model ({@link VisionLanguageModel}): the {@link VisionTower} turns
+ * A Qwen2-VL or Qwen2.5-VL vision-language model ({@link VisionLanguageModel}; the two differ in
+ * the tower only, by `config.vision.kind`): the {@link VisionTower} turns
  * each image into one feature row per merged patch window, those rows replace the embeddings of
  * the prompt's `<|image_pad|>` tokens (transformers' `masked_scatter` of `inputs_embeds`), and
  * the Qwen2 decoder ({@link CausalLM}) runs with multimodal rotary positions (M-RoPE,
  * {@link mropePositions}). Decoding with a KV cache continues each row at `cache index + delta`,
  * as transformers' `rope_deltas` do.
  *
- * Parameters keep Hugging Face's names of the original Qwen2-VL checkpoints: `visual.*` for the
+ * Parameters keep Hugging Face's names of the original Qwen2-VL / Qwen2.5-VL checkpoints: `visual.*` for the
  * tower, `model.*` and `lm_head.*` for the decoder.
  *
  * @module
@@ -55,7 +56,7 @@ export interface VisionForwardResult {
 }
 
 /**
- * A Qwen2-VL model: vision tower plus Qwen2 decoder.
+ * A Qwen2-VL or Qwen2.5-VL model: vision tower plus Qwen2 decoder.
  *
  * @example Usage
  * ```ts

@@ -42,7 +42,18 @@ function tables(
   return { cos: tensor(cos, { shape, ...where }), sin: tensor(sin, { shape, ...where }) };
 }
 
-function checkGrid(grid: readonly GridThw[], mergeSize: number, owner: string): void {
+/**
+ * Throws a RangeError naming `owner` and the entry unless every grid is `[t, h, w]` of integers
+ * >= 1 with `h` and `w` multiples of `mergeSize` (internal: shared with `window.ts`).
+ *
+ * @example Usage
+ * ```ts
+ * import { checkGrid } from "./rope.ts";
+ * import assert from "node:assert/strict";
+ * assert.throws(() => checkGrid([[1, 3, 2]], 2, "f"), /f: gridThw\[0\]/);
+ * ```
+ */
+export function checkGrid(grid: readonly GridThw[], mergeSize: number, owner: string): void {
   grid.forEach((g, i) => {
     const ok = Array.isArray(g) && g.length === 3 &&
       g.every((v) => Number.isInteger(v) && v >= 1) && g[1] % mergeSize === 0 &&

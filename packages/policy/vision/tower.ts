@@ -6,15 +6,26 @@
  * the patch merger: LayerNorm, the `mergeSize²` patches of each window concatenated, and a
  * two-layer GELU MLP into the decoder's width. One output row per image token.
  *
+ * With `kind: "qwen2_5_vl"` it is Qwen2.5-VL's tower (`Qwen2_5_VisionTransformerPretrainedModel`):
+ * RMSNorm in place of LayerNorm (blocks and merger), a gated MLP
+ * `down(act(gate(x)) · up(x))`, and window attention: the rows (and their rotary angles) are
+ * reordered merged token by merged token into window order ({@link visionWindowIndex}), blocks
+ * outside `fullattBlockIndexes` attend inside each window only, and the merger's rows are put
+ * back into the processor's order at the end. The windows run as one batched attention, padded
+ * to the longest window with a key-padding mask.
+ *
  * Parameters are a `Map` keyed by Hugging Face's names (`visual.*`), as `CausalLM`'s.
  *
  * @module
  */
 
 import {
+  type Backend,
   concat,
+  indexSelect,
   keep,
   layerNorm,
+  rmsNorm,
   Rng,
   rope,
   scaledDotProductAttention,
@@ -26,6 +37,7 @@ import {
 import { describeProblems, paramProblems } from "../_check.ts";
 import { type VisionConfig, visionParameterShapes } from "./config.ts";
 import { type GridThw, visionRopeTables } from "./rope.ts";
+import { visionWindowIndex } from "./window.ts";
 
 const LN_EPS = 1e-6;
 
@@ -63,8 +75,28 @@ function quickGelu(x: Tensor): Tensor {
   return tidy(() => x.mul(x.mul(1.702).sigmoid()));
 }
 
+function activation(name: VisionConfig["hiddenAct"]): (x: Tensor) => Tensor {
+  return name === "quick_gelu" ? quickGelu : name === "gelu" ? geluErf : (x) => x.silu();
+}
+
 /**
- * The Qwen2-VL vision tower.
+ * The index tensors of Qwen2.5-VL's window attention for one forward (host-computed, i32).
+ * `order` moves patch rows into window order, `restore` moves merged rows back; the windows are
+ * `windows` rows of `span` slots: `slots` gathers the window-ordered rows into them (padding
+ * slots repeat a row of their window and are masked by `mask`), `unslot` gathers them back.
+ */
+interface WindowPlan {
+  order: Tensor;
+  restore: Tensor;
+  windows: number;
+  span: number;
+  slots: Tensor;
+  unslot: Tensor;
+  mask: Tensor | null;
+}
+
+/**
+ * The Qwen2-VL or Qwen2.5-VL vision tower (by `config.kind`).
  *
  * @example Usage
  * ```ts
@@ -94,7 +126,7 @@ export class VisionTower {
 
   /**
    * A tower with seeded random weights as Hugging Face initialises it: linear and patch weights
-   * `N(0, std²)`, LayerNorm weights 1, biases 0, drawn on the host in
+   * `N(0, std²)`, norm weights (LayerNorm or RMSNorm) 1, biases 0, drawn on the host in
    * `visionParameterShapes` order.
    *
    * @example Usage
@@ -212,6 +244,7 @@ export class VisionTower {
     }
     const heads = v.numHeads;
     const d = v.embedDim / heads;
+    if (v.kind === "qwen2_5_vl") return this.#forward25(pixelValues, gridThw, lengths, total);
     return tidy(() => {
       const tables = visionRopeTables(gridThw, {
         headDim: d,
@@ -235,6 +268,138 @@ export class VisionTower {
         .reshape(total / merge ** 2, v.embedDim * merge ** 2);
       return this.#linear(`${p}.mlp.2`, geluErf(this.#linear(`${p}.mlp.0`, normed)));
     });
+  }
+
+  /** Qwen2.5-VL's forward: window order, window and full attention blocks, RMSNorm merger. */
+  #forward25(
+    pixelValues: Tensor,
+    gridThw: readonly GridThw[],
+    lengths: number[],
+    total: number,
+  ): Tensor {
+    const v = this.config;
+    const merge = v.spatialMergeSize;
+    const d = v.embedDim / v.numHeads;
+    const backend = pixelValues.backend;
+    return tidy(() => {
+      const tables = visionRopeTables(gridThw, { headDim: d, mergeSize: merge, backend });
+      const plan = this.#windowPlan(gridThw, total, backend);
+      const ordered = {
+        cos: indexSelect(tables.cos, 0, plan.order),
+        sin: indexSelect(tables.sin, 0, plan.order),
+      };
+      const w = this.#param("visual.patch_embed.proj.weight").reshape(v.embedDim, this.patchDim);
+      let x = indexSelect(pixelValues.matmul(w, { transB: true }), 0, plan.order);
+      const full = new Set(v.fullattBlockIndexes);
+      for (let layer = 0; layer < v.depth; layer++) {
+        const prev = x;
+        x = tidy(() => this.#block25(layer, prev, ordered, full.has(layer) ? lengths : plan));
+        prev.dispose();
+      }
+      const p = "visual.merger";
+      const normed = rmsNorm(x, this.#param(`${p}.ln_q.weight`), LN_EPS)
+        .reshape(total / merge ** 2, v.embedDim * merge ** 2);
+      const merged = this.#linear(`${p}.mlp.2`, geluErf(this.#linear(`${p}.mlp.0`, normed)));
+      return indexSelect(merged, 0, plan.restore);
+    });
+  }
+
+  /** The window order and the padded window batch of `gridThw` (see {@link WindowPlan}). */
+  #windowPlan(gridThw: readonly GridThw[], total: number, backend: Backend): WindowPlan {
+    const v = this.config;
+    const mm = v.spatialMergeSize ** 2;
+    const { index, lengths } = visionWindowIndex(gridThw, {
+      mergeSize: v.spatialMergeSize,
+      patchSize: v.patchSize,
+      windowSize: v.windowSize,
+    });
+    const order = new Int32Array(total);
+    for (let j = 0; j < index.length; j++) {
+      for (let k = 0; k < mm; k++) order[j * mm + k] = index[j]! * mm + k;
+    }
+    const restore = new Int32Array(index.length);
+    index.forEach((merged, j) => restore[merged] = j);
+    const windows = lengths.length;
+    const span = lengths.reduce((a, b) => Math.max(a, b), 0);
+    const slots = new Int32Array(windows * span);
+    const unslot = new Int32Array(total);
+    const mask = new Int32Array(windows * span);
+    let start = 0;
+    lengths.forEach((len, w) => {
+      for (let s = 0; s < span; s++) {
+        slots[w * span + s] = start + (s < len ? s : 0);
+        mask[w * span + s] = s < len ? 1 : 0;
+        if (s < len) unslot[start + s] = w * span + s;
+      }
+      start += len;
+    });
+    const i32 = (a: Int32Array, shape: number[]) => tensor(a, { shape, dtype: "i32", backend });
+    return {
+      order: i32(order, [total]),
+      restore: i32(restore, [index.length]),
+      windows,
+      span,
+      slots: i32(slots, [windows * span]),
+      unslot: i32(unslot, [total]),
+      mask: lengths.every((len) => len === span) ? null : i32(mask, [windows, span]),
+    };
+  }
+
+  /**
+   * One Qwen2.5-VL block over window-ordered rows: attention inside each image (`segments`, the
+   * images' patch counts) or inside each window (`segments`, a {@link WindowPlan}).
+   */
+  #block25(
+    layer: number,
+    x: Tensor,
+    tables: { cos: Tensor; sin: Tensor },
+    segments: number[] | WindowPlan,
+  ): Tensor {
+    const v = this.config;
+    const p = `visual.blocks.${layer}`;
+    const n = x.shape[0]!;
+    const heads = v.numHeads;
+    const d = v.embedDim / heads;
+    const h = rmsNorm(x, this.#param(`${p}.norm1.weight`), LN_EPS);
+    // qkv rows are [q | k | v], each [heads, d]: → [3, heads, n, d] with a batch axis of 1.
+    const qkv = this.#linear(`${p}.attn.qkv`, h).reshape(n, 3, heads, d).permute(1, 2, 0, 3);
+    const part = (i: number) => qkv.narrow(0, i, 1);
+    const q = rope(part(0), tables.cos, tables.sin);
+    const k = rope(part(1), tables.cos, tables.sin);
+    const val = part(2);
+    const opts = { causal: false, scale: d ** -0.5 };
+    let attn: Tensor;
+    if (Array.isArray(segments)) {
+      const outs: Tensor[] = [];
+      let start = 0;
+      for (const len of segments) {
+        const seg = (t: Tensor) => t.narrow(2, start, len);
+        outs.push(scaledDotProductAttention(seg(q), seg(k), seg(val), opts));
+        start += len;
+      }
+      attn = outs.length === 1 ? outs[0]! : concat(outs, 2);
+    } else {
+      // [1, heads, n, d] → the windows as a batch [windows, heads, span, d].
+      const { windows, span, slots, unslot, mask } = segments;
+      const batch = (t: Tensor) =>
+        indexSelect(t, 2, slots).reshape(heads, windows, span, d).permute(1, 0, 2, 3);
+      const o = scaledDotProductAttention(
+        batch(q),
+        batch(k),
+        batch(val),
+        mask === null ? opts : { ...opts, mask },
+      );
+      attn = indexSelect(o.permute(1, 0, 2, 3).reshape(1, heads, windows * span, d), 2, unslot);
+    }
+    const x1 = x.add(
+      this.#linear(`${p}.attn.proj`, attn.permute(0, 2, 1, 3).reshape(n, v.embedDim)),
+    );
+    const h2 = rmsNorm(x1, this.#param(`${p}.norm2.weight`), LN_EPS);
+    const act = activation(v.hiddenAct);
+    const gated = act(this.#linear(`${p}.mlp.gate_proj`, h2)).mul(
+      this.#linear(`${p}.mlp.up_proj`, h2),
+    );
+    return x1.add(this.#linear(`${p}.mlp.down_proj`, gated));
   }
 
   #block(
@@ -278,7 +443,7 @@ export class VisionTower {
       this.#param(`${p}.norm2.bias`),
       LN_EPS,
     );
-    const act = v.hiddenAct === "quick_gelu" ? quickGelu : geluErf;
+    const act = activation(v.hiddenAct);
     return x1.add(this.#linear(`${p}.mlp.fc2`, act(this.#linear(`${p}.mlp.fc1`, h2))));
   }
 
