@@ -6,8 +6,25 @@
  * @module
  */
 
-import { type Backend, getBackend, Rng, type Tensor, tensor } from "@rlvr/tensor";
-import { type GridThw, type VisionConfig, visionParameterShapes, VisionTower } from "@rlvr/policy";
+import {
+  type Backend,
+  getBackend,
+  Rng,
+  type Tensor,
+  tensor,
+  tidy,
+  withBackend,
+} from "@rlvr/tensor";
+import { gradcheck } from "@rlvr/tensor/testing";
+import {
+  type GridThw,
+  mropePositions,
+  type VisionConfig,
+  type VisionLanguageConfig,
+  visionParameterShapes,
+  VisionTower,
+} from "@rlvr/policy";
+import { refLogits } from "../_test_reference.ts";
 
 // ---------------------------------------------------------------------------------------------
 // The independent reference: transformers' Qwen2VisionTransformerPretrainedModel written as
@@ -68,15 +85,10 @@ export function erf(x: number): number {
   return x < 0 ? -r : r;
 }
 
-export function refTower(
-  v: VisionConfig,
-  P: HostParams,
-  pixels: number[][],
-  grid: GridThw[],
-): number[][] {
-  const get = (n: string) => P.get(n)!;
-  const linear = (x: number[], name: string): number[] => {
-    const w = get(`${name}.weight`);
+/** `x W^T + b` over host arrays (`b` absent: no bias). */
+export function refLinear(P: HostParams): (x: number[], name: string) => number[] {
+  return (x, name) => {
+    const w = P.get(`${name}.weight`)!;
     const b = P.get(`${name}.bias`);
     const out = w.length / x.length;
     return Array.from({ length: out }, (_, o) => {
@@ -85,35 +97,57 @@ export function refTower(
       return s;
     });
   };
-  const ln = (x: number[], name: string): number[] => {
-    const mean = x.reduce((a, b) => a + b, 0) / x.length;
-    const vr = x.reduce((a, b) => a + (b - mean) ** 2, 0) / x.length;
-    const w = get(`${name}.weight`);
-    const b = get(`${name}.bias`);
-    return x.map((t, i) => ((t - mean) / Math.sqrt(vr + 1e-6)) * w[i]! + b[i]!);
-  };
-  const e = v.embedDim;
-  const H = v.numHeads;
-  const d = e / H;
-  const m = v.spatialMergeSize;
-  // Patch k of a frame of an h×w grid: window ⌊k/m²⌋ in row-major order of the (h/m)×(w/m)
-  // windows, then row-major inside the window.
+}
+
+/** The MLP activation by `hidden_act`. */
+export function refAct(name: VisionConfig["hiddenAct"]): (t: number) => number {
+  return name === "quick_gelu"
+    ? (t) => t / (1 + Math.exp(-1.702 * t))
+    : name === "gelu"
+    ? (t) => 0.5 * t * (1 + erf(t / Math.SQRT2))
+    : (t) => t / (1 + Math.exp(-t));
+}
+
+/**
+ * (row, column) of each patch in the processor's order and each image's patch count: patch k of
+ * a frame of an h×w grid is in merge unit ⌊k/m²⌋ (row-major over the (h/m)×(w/m) units), then
+ * row-major inside the unit.
+ */
+export function refPatchPositions(
+  grid: readonly GridThw[],
+  m: number,
+): { rowCol: [number, number][]; imageLengths: number[] } {
   const rowCol: [number, number][] = [];
-  const segments: number[] = [];
+  const imageLengths: number[] = [];
   for (const [t, h, w] of grid) {
-    segments.push(t * h * w);
+    imageLengths.push(t * h * w);
     for (let k = 0; k < t * h * w; k++) {
       const inFrame = k % (h * w);
-      const win = Math.floor(inFrame / (m * m));
+      const unit = Math.floor(inFrame / (m * m));
       const inner = inFrame % (m * m);
-      const bh = Math.floor(win / (w / m));
-      const bw = win % (w / m);
+      const bh = Math.floor(unit / (w / m));
+      const bw = unit % (w / m);
       rowCol.push([bh * m + Math.floor(inner / m), bw * m + (inner % m)]);
     }
   }
+  return { rowCol, imageLengths };
+}
+
+/**
+ * Multi-head attention of the tower's blocks over rows of `qkv` (`[q | k | v]`, each `heads · d`):
+ * 2-D RoPE (angles `[row·inv, col·inv]` repeated, rotate_half over the head) on queries and keys
+ * at `rowCol`, bidirectional inside each segment of consecutive rows.
+ */
+export function refSegmentAttention(
+  qkv: number[][],
+  rowCol: readonly [number, number][],
+  segments: readonly number[],
+  heads: number,
+  d: number,
+): number[][] {
+  const e = heads * d;
   const inv = Array.from({ length: d / 4 }, (_, j) => 1 / 10000 ** ((2 * j) / (d / 2)));
   const rotate = (x: number[], n: number): number[] => {
-    // emb = cat(rot, rot) with rot = [row·inv, col·inv]; rotate_half over the whole head.
     const [r, c] = rowCol[n]!;
     const ang = [...inv.map((f) => r * f), ...inv.map((f) => c * f)];
     const half = d / 2;
@@ -124,47 +158,36 @@ export function refTower(
     }
     return y;
   };
-  const pw = get("visual.patch_embed.proj.weight");
-  let xs = pixels.map((p) =>
-    Array.from({ length: e }, (_, o) => p.reduce((s, val, j) => s + pw[o * p.length + j]! * val, 0))
-  );
-  const act = v.hiddenAct === "quick_gelu"
-    ? (t: number) => t / (1 + Math.exp(-1.702 * t))
-    : (t: number) => 0.5 * t * (1 + erf(t / Math.SQRT2));
-  for (let l = 0; l < v.depth; l++) {
-    const p = `visual.blocks.${l}`;
-    const qkv = xs.map((x) => linear(ln(x, `${p}.norm1`), `${p}.attn.qkv`));
-    const head = (n: number, which: number, hh: number) =>
-      qkv[n]!.slice(which * e + hh * d, which * e + (hh + 1) * d);
-    const attn = xs.map(() => new Array<number>(e).fill(0));
-    let start = 0;
-    for (const len of segments) {
-      for (let hh = 0; hh < H; hh++) {
-        for (let i = start; i < start + len; i++) {
-          const q = rotate(head(i, 0, hh), i);
-          const scores: number[] = [];
-          for (let j = start; j < start + len; j++) {
-            const k = rotate(head(j, 1, hh), j);
-            scores.push(q.reduce((s, a, c) => s + a * k[c]!, 0) / Math.sqrt(d));
-          }
-          const mx = Math.max(...scores);
-          const ex = scores.map((s) => Math.exp(s - mx));
-          const z = ex.reduce((a, b) => a + b, 0);
-          for (let j = 0; j < len; j++) {
-            const val = head(start + j, 2, hh);
-            for (let c = 0; c < d; c++) attn[i]![hh * d + c]! += (ex[j]! / z) * val[c]!;
-          }
+  const head = (n: number, which: number, hh: number) =>
+    qkv[n]!.slice(which * e + hh * d, which * e + (hh + 1) * d);
+  const attn = qkv.map(() => new Array<number>(e).fill(0));
+  let start = 0;
+  for (const len of segments) {
+    for (let hh = 0; hh < heads; hh++) {
+      const keys = Array.from({ length: len }, (_, j) => rotate(head(start + j, 1, hh), start + j));
+      for (let i = start; i < start + len; i++) {
+        const q = rotate(head(i, 0, hh), i);
+        const scores = keys.map((k) => q.reduce((s, a, c) => s + a * k[c]!, 0) / Math.sqrt(d));
+        const mx = Math.max(...scores);
+        const ex = scores.map((s) => Math.exp(s - mx));
+        const z = ex.reduce((a, b) => a + b, 0);
+        for (let j = 0; j < len; j++) {
+          const val = head(start + j, 2, hh);
+          for (let c = 0; c < d; c++) attn[i]![hh * d + c]! += (ex[j]! / z) * val[c]!;
         }
       }
-      start += len;
     }
-    xs = xs.map((x, n) => {
-      const x1 = linear(attn[n]!, `${p}.attn.proj`).map((a, i) => a + x[i]!);
-      const f = linear(linear(ln(x1, `${p}.norm2`), `${p}.mlp.fc1`).map(act), `${p}.mlp.fc2`);
-      return f.map((a, i) => a + x1[i]!);
-    });
+    start += len;
   }
-  const normed = xs.map((x) => ln(x, "visual.merger.ln_q"));
+  return attn;
+}
+
+/** The patch merger's MLP over normed rows: each m² consecutive rows concatenated, GELU (erf). */
+export function refMerge(
+  normed: number[][],
+  m: number,
+  linear: (x: number[], name: string) => number[],
+): number[][] {
   const out: number[][] = [];
   for (let g = 0; g < normed.length; g += m * m) {
     const cat = normed.slice(g, g + m * m).flat();
@@ -174,9 +197,109 @@ export function refTower(
   return out;
 }
 
+export function refTower(
+  v: VisionConfig,
+  P: HostParams,
+  pixels: number[][],
+  grid: GridThw[],
+): number[][] {
+  const get = (n: string) => P.get(n)!;
+  const linear = refLinear(P);
+  const ln = (x: number[], name: string): number[] => {
+    const mean = x.reduce((a, b) => a + b, 0) / x.length;
+    const vr = x.reduce((a, b) => a + (b - mean) ** 2, 0) / x.length;
+    const w = get(`${name}.weight`);
+    const b = get(`${name}.bias`);
+    return x.map((t, i) => ((t - mean) / Math.sqrt(vr + 1e-6)) * w[i]! + b[i]!);
+  };
+  const e = v.embedDim;
+  const m = v.spatialMergeSize;
+  const { rowCol, imageLengths } = refPatchPositions(grid, m);
+  const pw = get("visual.patch_embed.proj.weight");
+  let xs = pixels.map((p) =>
+    Array.from({ length: e }, (_, o) => p.reduce((s, val, j) => s + pw[o * p.length + j]! * val, 0))
+  );
+  const act = refAct(v.hiddenAct);
+  for (let l = 0; l < v.depth; l++) {
+    const p = `visual.blocks.${l}`;
+    const qkv = xs.map((x) => linear(ln(x, `${p}.norm1`), `${p}.attn.qkv`));
+    const attn = refSegmentAttention(qkv, rowCol, imageLengths, v.numHeads, e / v.numHeads);
+    xs = xs.map((x, n) => {
+      const x1 = linear(attn[n]!, `${p}.attn.proj`).map((a, i) => a + x[i]!);
+      const f = linear(linear(ln(x1, `${p}.norm2`), `${p}.mlp.fc1`).map(act), `${p}.mlp.fc2`);
+      return f.map((a, i) => a + x1[i]!);
+    });
+  }
+  return refMerge(xs.map((x) => ln(x, "visual.merger.ln_q")), m, linear);
+}
+
 export function randomPixels(rng: Rng, rows: number, dim: number): number[][] {
   return Array.from(
     { length: rows },
     () => Array.from({ length: dim }, () => Math.fround(rng.normal())),
   );
+}
+
+/**
+ * Checks the gradient of the tower's output with respect to each named parameter against
+ * central finite differences of the same forward on `backend` (f64: rtol 1e-5, atol 1e-7).
+ */
+export async function gradcheckTowerParams(
+  tower: VisionTower,
+  pixels: Tensor,
+  grid: GridThw[],
+  names: readonly string[],
+  backend: Backend,
+): Promise<void> {
+  for (const name of names) {
+    const original = tower.params.get(name)!;
+    await withBackend(backend, () =>
+      gradcheck(
+        (w) => {
+          tower.params.set(name, w);
+          try {
+            return tidy(() => tower.forward(pixels, grid));
+          } finally {
+            tower.params.set(name, original);
+          }
+        },
+        [original],
+        { rtol: 1e-5, atol: 1e-7, msg: name },
+      ));
+  }
+}
+
+/**
+ * The vision-language model's logits from the float64 references: the decoder's reference over
+ * token embeddings whose image tokens (`imageTokenId`, unmasked) are replaced, in order, by
+ * `features` (a reference tower's rows), at the M-RoPE positions of `grid`.
+ */
+export function refVlLogits(
+  c: VisionLanguageConfig,
+  lm: HostParams,
+  inputs: { ids: number[][]; mask: number[][]; grid: GridThw[]; features: number[][] },
+): number[][][] {
+  const { ids, mask, grid, features } = inputs;
+  const width = c.text.hiddenSize;
+  const embed = lm.get("model.embed_tokens.weight")!;
+  let used = 0;
+  const embeds = ids.map((row, b) =>
+    row.map((id, i) =>
+      id === c.imageTokenId && mask[b]![i] === 1
+        ? features[used++]!
+        : Array.from(embed.subarray(id * width, (id + 1) * width))
+    )
+  );
+  const { positions } = mropePositions(ids, grid, {
+    imageTokenId: c.imageTokenId,
+    visionStartTokenId: c.visionStartTokenId,
+    mergeSize: c.vision.spatialMergeSize,
+  }, mask);
+  return refLogits(c.text, lm, {
+    ids,
+    mask,
+    positions: [],
+    embeds,
+    mrope: { positions, section: [c.mropeSection[0], c.mropeSection[1], c.mropeSection[2]] },
+  });
 }

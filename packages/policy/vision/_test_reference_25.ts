@@ -14,7 +14,14 @@
  */
 
 import type { GridThw, VisionConfig } from "@rlvr/policy";
-import { erf, type HostParams } from "./_test_reference.ts";
+import {
+  type HostParams,
+  refAct,
+  refLinear,
+  refMerge,
+  refPatchPositions,
+  refSegmentAttention,
+} from "./_test_reference.ts";
 
 /** `window_index` and `cu_window_seqlens` (in patches, empty windows dropped), as transformers. */
 export function refWindowIndex(
@@ -81,41 +88,16 @@ export function refTower25(
   grid: readonly GridThw[],
 ): number[][] {
   const get = (n: string) => P.get(n)!;
-  const linear = (x: number[], name: string): number[] => {
-    const w = get(`${name}.weight`);
-    const b = get(`${name}.bias`);
-    const out = w.length / x.length;
-    return Array.from({ length: out }, (_, o) => {
-      let s = b[o]!;
-      for (let i = 0; i < x.length; i++) s += w[o * x.length + i]! * x[i]!;
-      return s;
-    });
-  };
+  const linear = refLinear(P);
   const rms = (x: number[], name: string): number[] => {
     const ms = x.reduce((a, b) => a + b * b, 0) / x.length;
     const w = get(`${name}.weight`);
     return x.map((t, i) => (t / Math.sqrt(ms + 1e-6)) * w[i]!);
   };
   const e = v.embedDim;
-  const H = v.numHeads;
-  const d = e / H;
   const m = v.spatialMergeSize;
   const mm = m * m;
-  // (row, column) of each patch in the processor's order: frame, merge unit row-major, then
-  // row-major inside the unit.
-  const rowColIn: [number, number][] = [];
-  const imageLengths: number[] = [];
-  for (const [t, h, w] of grid) {
-    imageLengths.push(t * h * w);
-    for (let k = 0; k < t * h * w; k++) {
-      const inFrame = k % (h * w);
-      const unit = Math.floor(inFrame / mm);
-      const inner = inFrame % mm;
-      const bh = Math.floor(unit / (w / m));
-      const bw = unit % (w / m);
-      rowColIn.push([bh * m + Math.floor(inner / m), bw * m + (inner % m)]);
-    }
-  }
+  const { rowCol: rowColIn, imageLengths } = refPatchPositions(grid, m);
   const pw = get("visual.patch_embed.proj.weight");
   const embedded = pixels.map((p) =>
     Array.from({ length: e }, (_, o) => p.reduce((s, val, j) => s + pw[o * p.length + j]! * val, 0))
@@ -131,51 +113,12 @@ export function refTower25(
     }
   }
   const windowSegments = cuWindowSeqlens.slice(1).map((c, i) => c - cuWindowSeqlens[i]!);
-  const inv = Array.from({ length: d / 4 }, (_, j) => 1 / 10000 ** ((2 * j) / (d / 2)));
-  const rotate = (x: number[], n: number): number[] => {
-    const [r, c] = rowCol[n]!;
-    const ang = [...inv.map((f) => r * f), ...inv.map((f) => c * f)];
-    const half = d / 2;
-    const y = x.slice();
-    for (let i = 0; i < half; i++) {
-      y[i] = x[i]! * Math.cos(ang[i]!) - x[i + half]! * Math.sin(ang[i]!);
-      y[i + half] = x[i + half]! * Math.cos(ang[i]!) + x[i]! * Math.sin(ang[i]!);
-    }
-    return y;
-  };
-  const act = v.hiddenAct === "quick_gelu"
-    ? (t: number) => t / (1 + Math.exp(-1.702 * t))
-    : v.hiddenAct === "gelu"
-    ? (t: number) => 0.5 * t * (1 + erf(t / Math.SQRT2))
-    : (t: number) => t / (1 + Math.exp(-t));
+  const act = refAct(v.hiddenAct);
   for (let l = 0; l < v.depth; l++) {
     const p = `visual.blocks.${l}`;
     const segments = v.fullattBlockIndexes.includes(l) ? imageLengths : windowSegments;
     const qkv = xs.map((x) => linear(rms(x, `${p}.norm1`), `${p}.attn.qkv`));
-    const head = (n: number, which: number, hh: number) =>
-      qkv[n]!.slice(which * e + hh * d, which * e + (hh + 1) * d);
-    const attn = xs.map(() => new Array<number>(e).fill(0));
-    let start = 0;
-    for (const len of segments) {
-      for (let hh = 0; hh < H; hh++) {
-        const keys = Array.from(
-          { length: len },
-          (_, j) => rotate(head(start + j, 1, hh), start + j),
-        );
-        for (let i = start; i < start + len; i++) {
-          const q = rotate(head(i, 0, hh), i);
-          const scores = keys.map((k) => q.reduce((s, a, c) => s + a * k[c]!, 0) / Math.sqrt(d));
-          const mx = Math.max(...scores);
-          const ex = scores.map((s) => Math.exp(s - mx));
-          const z = ex.reduce((a, b) => a + b, 0);
-          for (let j = 0; j < len; j++) {
-            const val = head(start + j, 2, hh);
-            for (let c = 0; c < d; c++) attn[i]![hh * d + c]! += (ex[j]! / z) * val[c]!;
-          }
-        }
-      }
-      start += len;
-    }
+    const attn = refSegmentAttention(qkv, rowCol, segments, v.numHeads, e / v.numHeads);
     xs = xs.map((x, n) => {
       const x1 = linear(attn[n]!, `${p}.attn.proj`).map((a, i) => a + x[i]!);
       const h2 = rms(x1, `${p}.norm2`);
@@ -185,13 +128,7 @@ export function refTower25(
       return f.map((a, i) => a + x1[i]!);
     });
   }
-  const normed = xs.map((x) => rms(x, "visual.merger.ln_q"));
-  const merged: number[][] = [];
-  for (let g = 0; g < normed.length; g += mm) {
-    const cat = normed.slice(g, g + mm).flat();
-    const h1 = linear(cat, "visual.merger.mlp.0").map((t) => 0.5 * t * (1 + erf(t / Math.SQRT2)));
-    merged.push(linear(h1, "visual.merger.mlp.2"));
-  }
+  const merged = refMerge(xs.map((x) => rms(x, "visual.merger.ln_q")), m, linear);
   // reverse_indices = argsort(window_index): output row window_index[j] is merged row j.
   const out: number[][] = new Array(merged.length);
   windowIndex.forEach((orig, j) => out[orig] = merged[j]!);

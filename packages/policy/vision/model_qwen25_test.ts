@@ -11,7 +11,6 @@ import {
   loadCheckpointFromFiles,
   loadVisionLanguageModelFromFiles,
   modelConfig,
-  mropePositions,
   visionConfig,
   type VisionLanguageConfig,
   visionLanguageConfig,
@@ -21,8 +20,8 @@ import {
 } from "@rlvr/policy";
 import { loadVisionLanguageModel, saveVisionLanguageModel } from "@rlvr/policy/fs";
 import { saveSafetensors } from "@rlvr/tensor/fs";
-import { hostParams, refLogits } from "../_test_reference.ts";
-import { randomPixels, visionHostParams } from "./_test_reference.ts";
+import { hostParams } from "../_test_reference.ts";
+import { randomPixels, refVlLogits, visionHostParams } from "./_test_reference.ts";
 import { refTower25 } from "./_test_reference_25.ts";
 
 const IMAGE = 29;
@@ -111,27 +110,7 @@ Deno.test("VisionLanguageModel (qwen2_5_vl): logits equal the float64 reference 
         model.forward(ids, { mask, images: { pixelValues: tensor(pixels), gridThw: grid } })
       );
       const features = refTower25(c.vision, host.vision, pixels, grid);
-      const embed = host.lm.get("model.embed_tokens.weight")!;
-      let used = 0;
-      const embeds = ids.map((row, b) =>
-        row.map((id, i) =>
-          id === IMAGE && mask[b]![i] === 1
-            ? features[used++]!
-            : Array.from(embed.subarray(id * 16, id * 16 + 16))
-        )
-      );
-      const { positions } = mropePositions(ids, grid, {
-        imageTokenId: IMAGE,
-        visionStartTokenId: START,
-        mergeSize: 2,
-      }, mask);
-      const want = refLogits(c.text, host.lm, {
-        ids,
-        mask,
-        positions: [],
-        embeds,
-        mrope: { positions, section: [1, 2, 1] },
-      });
+      const want = refVlLogits(c, host.lm, { ids, mask, grid, features });
       assertClose(await logits.toArray(), want, { rtol: 1e-4, atol: 1e-5 });
       logits.dispose();
     } finally {

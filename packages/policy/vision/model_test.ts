@@ -14,8 +14,8 @@ import {
   visionLanguageConfig,
   VisionLanguageModel,
 } from "@rlvr/policy";
-import { hostParams, refLogits } from "../_test_reference.ts";
-import { randomPixels, refTower, visionHostParams } from "./_test_reference.ts";
+import { hostParams } from "../_test_reference.ts";
+import { randomPixels, refTower, refVlLogits, visionHostParams } from "./_test_reference.ts";
 
 const IMAGE = 29;
 const START = 30;
@@ -125,27 +125,7 @@ Deno.test("VisionLanguageModel: logits equal the float64 reference (tower, scatt
           );
           // Reference: token embeddings with image rows replaced by the float64 tower's output.
           const features = grid.length === 0 ? [] : refTower(c.vision, host.vision, pixels, grid);
-          const embed = host.lm.get("model.embed_tokens.weight")!;
-          let used = 0;
-          const embeds = ids.map((row, b) =>
-            row.map((id, i) =>
-              id === IMAGE && mask[b]![i] === 1
-                ? features[used++]!
-                : Array.from(embed.subarray(id * 16, id * 16 + 16))
-            )
-          );
-          const { positions } = mropePositions(ids, grid, {
-            imageTokenId: IMAGE,
-            visionStartTokenId: START,
-            mergeSize: 2,
-          }, mask);
-          const want = refLogits(c.text, host.lm, {
-            ids,
-            mask,
-            positions: [],
-            embeds,
-            mrope: { positions, section: [1, 2, 1] },
-          });
+          const want = refVlLogits(c, host.lm, { ids, mask, grid, features });
           assertClose(await logits.toArray(), want, { rtol: 1e-4, atol: 1e-5 });
           logits.dispose();
         } finally {

@@ -346,21 +346,20 @@ export class VisionTower {
   }
 
   /**
-   * One Qwen2.5-VL block over window-ordered rows: attention inside each image (`segments`, the
-   * images' patch counts) or inside each window (`segments`, a {@link WindowPlan}).
+   * A block's attention over the normed rows `h` (`[n, embedDim]` → `[n, embedDim]`, before
+   * the output projection): 2-D RoPE on queries and keys, bidirectional, inside each segment of
+   * `segments` (patch counts of consecutive rows: the images, or Qwen2.5-VL's full-attention
+   * blocks) or inside each window of a {@link WindowPlan} (one batched attention).
    */
-  #block25(
-    layer: number,
-    x: Tensor,
+  #attention(
+    p: string,
+    h: Tensor,
     tables: { cos: Tensor; sin: Tensor },
     segments: number[] | WindowPlan,
   ): Tensor {
-    const v = this.config;
-    const p = `visual.blocks.${layer}`;
-    const n = x.shape[0]!;
-    const heads = v.numHeads;
-    const d = v.embedDim / heads;
-    const h = rmsNorm(x, this.#param(`${p}.norm1.weight`), LN_EPS);
+    const n = h.shape[0]!;
+    const heads = this.config.numHeads;
+    const d = this.config.embedDim / heads;
     // qkv rows are [q | k | v], each [heads, d]: → [3, heads, n, d] with a batch axis of 1.
     const qkv = this.#linear(`${p}.attn.qkv`, h).reshape(n, 3, heads, d).permute(1, 2, 0, 3);
     const part = (i: number) => qkv.narrow(0, i, 1);
@@ -391,9 +390,23 @@ export class VisionTower {
       );
       attn = indexSelect(o.permute(1, 0, 2, 3).reshape(1, heads, windows * span, d), 2, unslot);
     }
-    const x1 = x.add(
-      this.#linear(`${p}.attn.proj`, attn.permute(0, 2, 1, 3).reshape(n, v.embedDim)),
-    );
+    return attn.permute(0, 2, 1, 3).reshape(n, this.config.embedDim);
+  }
+
+  /**
+   * One Qwen2.5-VL block over window-ordered rows: attention inside each image (`segments`, the
+   * images' patch counts) or inside each window (`segments`, a {@link WindowPlan}).
+   */
+  #block25(
+    layer: number,
+    x: Tensor,
+    tables: { cos: Tensor; sin: Tensor },
+    segments: number[] | WindowPlan,
+  ): Tensor {
+    const v = this.config;
+    const p = `visual.blocks.${layer}`;
+    const h = rmsNorm(x, this.#param(`${p}.norm1.weight`), LN_EPS);
+    const x1 = x.add(this.#linear(`${p}.attn.proj`, this.#attention(p, h, tables, segments)));
     const h2 = rmsNorm(x1, this.#param(`${p}.norm2.weight`), LN_EPS);
     const act = activation(v.hiddenAct);
     const gated = act(this.#linear(`${p}.mlp.gate_proj`, h2)).mul(
@@ -410,33 +423,13 @@ export class VisionTower {
   ): Tensor {
     const v = this.config;
     const p = `visual.blocks.${layer}`;
-    const n = x.shape[0]!;
-    const heads = v.numHeads;
-    const d = v.embedDim / heads;
     const h = layerNorm(
       x,
       this.#param(`${p}.norm1.weight`),
       this.#param(`${p}.norm1.bias`),
       LN_EPS,
     );
-    // qkv rows are [q | k | v], each [heads, d]: → [3, heads, n, d] with a batch axis of 1.
-    const qkv = this.#linear(`${p}.attn.qkv`, h).reshape(n, 3, heads, d).permute(1, 2, 0, 3);
-    const part = (i: number) => qkv.narrow(0, i, 1);
-    const q = rope(part(0), tables.cos, tables.sin);
-    const k = rope(part(1), tables.cos, tables.sin);
-    const val = part(2);
-    const outs: Tensor[] = [];
-    let start = 0;
-    for (const len of lengths) {
-      const seg = (t: Tensor) => t.narrow(2, start, len);
-      outs.push(
-        scaledDotProductAttention(seg(q), seg(k), seg(val), { causal: false, scale: d ** -0.5 }),
-      );
-      start += len;
-    }
-    const attn = (outs.length === 1 ? outs[0]! : concat(outs, 2)).permute(0, 2, 1, 3)
-      .reshape(n, v.embedDim);
-    const x1 = x.add(this.#linear(`${p}.attn.proj`, attn));
+    const x1 = x.add(this.#linear(`${p}.attn.proj`, this.#attention(p, h, tables, lengths)));
     const h2 = layerNorm(
       x1,
       this.#param(`${p}.norm2.weight`),

@@ -3,8 +3,8 @@
 
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { createCpuBackend, noGrad, Rng, tensor, tidy, withBackend } from "@rlvr/tensor";
-import { assertClose, gradcheck } from "@rlvr/tensor/testing";
+import { createCpuBackend, noGrad, Rng, tensor } from "@rlvr/tensor";
+import { assertClose } from "@rlvr/tensor/testing";
 import {
   type GridThw,
   type VisionActivation,
@@ -13,7 +13,12 @@ import {
   visionParameterShapes,
   VisionTower,
 } from "@rlvr/policy";
-import { randomPixels, towerOf, visionHostParams } from "./_test_reference.ts";
+import {
+  gradcheckTowerParams,
+  randomPixels,
+  towerOf,
+  visionHostParams,
+} from "./_test_reference.ts";
 import { refTower25 } from "./_test_reference_25.ts";
 
 // patchSize 2 and a 2×2 merge: patch rows of 3·2·2·2 = 24 values; windowSize 8 gives windows of
@@ -157,33 +162,16 @@ Deno.test("VisionTower (qwen2_5_vl): parameter gradients equal central finite di
   const grid: GridThw[] = [[1, 6, 4], [1, 2, 2]];
   const pixels = tensor(randomPixels(new Rng(8), rowsOf(grid), PATCH_DIM), { backend: f64 });
   try {
-    for (
-      const name of [
-        "visual.patch_embed.proj.weight",
-        "visual.blocks.0.norm1.weight",
-        "visual.blocks.0.attn.qkv.weight",
-        "visual.blocks.0.mlp.gate_proj.weight",
-        "visual.blocks.1.attn.qkv.bias",
-        "visual.blocks.1.mlp.down_proj.weight",
-        "visual.merger.ln_q.weight",
-        "visual.merger.mlp.0.weight",
-      ]
-    ) {
-      const original = tower.params.get(name)!;
-      await withBackend(f64, () =>
-        gradcheck(
-          (w) => {
-            tower.params.set(name, w);
-            try {
-              return tidy(() => tower.forward(pixels, grid));
-            } finally {
-              tower.params.set(name, original);
-            }
-          },
-          [original],
-          { rtol: 1e-5, atol: 1e-7, msg: name },
-        ));
-    }
+    await gradcheckTowerParams(tower, pixels, grid, [
+      "visual.patch_embed.proj.weight",
+      "visual.blocks.0.norm1.weight",
+      "visual.blocks.0.attn.qkv.weight",
+      "visual.blocks.0.mlp.gate_proj.weight",
+      "visual.blocks.1.attn.qkv.bias",
+      "visual.blocks.1.mlp.down_proj.weight",
+      "visual.merger.ln_q.weight",
+      "visual.merger.mlp.0.weight",
+    ], f64);
   } finally {
     pixels.dispose();
     tower.dispose();

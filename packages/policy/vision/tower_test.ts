@@ -1,10 +1,16 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { createCpuBackend, noGrad, Rng, rope, tensor, tidy, withBackend } from "@rlvr/tensor";
-import { assertClose, gradcheck } from "@rlvr/tensor/testing";
+import { createCpuBackend, noGrad, Rng, rope, tensor } from "@rlvr/tensor";
+import { assertClose } from "@rlvr/tensor/testing";
 import { type GridThw, mropePositions, mropeTables, visionConfig, VisionTower } from "@rlvr/policy";
 
-import { randomPixels, refTower, towerOf, visionHostParams } from "./_test_reference.ts";
+import {
+  gradcheckTowerParams,
+  randomPixels,
+  refTower,
+  towerOf,
+  visionHostParams,
+} from "./_test_reference.ts";
 
 // The float64 reference of the tower is in _test_reference.ts.
 
@@ -68,29 +74,12 @@ Deno.test("VisionTower: parameter gradients equal central finite differences (f6
   const tower = towerOf(v, host, f64);
   const grid: GridThw[] = [[1, 2, 2], [1, 2, 4]];
   const pixels = tensor(randomPixels(new Rng(8), 12, 24), { backend: f64 });
-  for (
-    const name of [
-      "visual.patch_embed.proj.weight",
-      "visual.blocks.0.attn.qkv.weight",
-      "visual.blocks.1.norm2.bias",
-      "visual.merger.mlp.0.weight",
-    ]
-  ) {
-    const original = tower.params.get(name)!;
-    await withBackend(f64, () =>
-      gradcheck(
-        (w) => {
-          tower.params.set(name, w);
-          try {
-            return tidy(() => tower.forward(pixels, grid));
-          } finally {
-            tower.params.set(name, original);
-          }
-        },
-        [original],
-        { rtol: 1e-5, atol: 1e-7, msg: name },
-      ));
-  }
+  await gradcheckTowerParams(tower, pixels, grid, [
+    "visual.patch_embed.proj.weight",
+    "visual.blocks.0.attn.qkv.weight",
+    "visual.blocks.1.norm2.bias",
+    "visual.merger.mlp.0.weight",
+  ], f64);
   pixels.dispose();
   tower.dispose();
 });
