@@ -97,6 +97,9 @@ Deno.test("recipes: each one actually differs from grpo where its header says", 
     ["format", 0.1],
     ["vl_rows", 0.5],
   ]);
+  // π_old from the sampler (one scoring pass fewer); 512 held-out problems.
+  assert.equal(a.grpo_vision!.algorithm.oldLogProbs, "rollout");
+  assert.equal(a.grpo_vision!.trainer.evalProblems, 512);
 
   assert.equal(a.dr_grpo!.algorithm.estimator, "dr_grpo");
   assert.equal(a.dr_grpo!.algorithm.aggregation, "seq-mean-token-sum-norm");
