@@ -21,9 +21,12 @@ import {
   mropePositions,
   type VisionConfig,
   type VisionLanguageConfig,
+  type VisionLanguageModel,
   visionParameterShapes,
   VisionTower,
+  vlConfigToHf,
 } from "@rlvr/policy";
+import { saveSafetensors } from "@rlvr/tensor/fs";
 import { refLogits } from "../_test_reference.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -302,4 +305,52 @@ export function refVlLogits(
     embeds,
     mrope: { positions, section: [c.mropeSection[0], c.mropeSection[1], c.mropeSection[2]] },
   });
+}
+
+/**
+ * Writes `model` to `dir` in the newer transformers layout: `model.visual.*` and
+ * `model.language_model.*` names in one `model.safetensors`, and a `config.json` whose decoder
+ * keys are in `text_config` (with `textModelType` as its `model_type` when given) and whose
+ * `vision_config` gets `visionExtra`.
+ */
+export async function saveNewerLayout(
+  dir: string,
+  model: VisionLanguageModel,
+  opts: { textModelType?: string; visionExtra?: Record<string, unknown> } = {},
+): Promise<void> {
+  const renamed = new Map<string, Tensor>();
+  for (const [n, t] of model.params) {
+    renamed.set(
+      n.startsWith("visual.") ? `model.${n}` : n.replace(/^model\./, "model.language_model."),
+      t,
+    );
+  }
+  const {
+    model_type,
+    architectures,
+    vision_config,
+    image_token_id,
+    vision_start_token_id,
+    vision_end_token_id,
+    rope_scaling,
+    ...text
+  } = vlConfigToHf(model.config);
+  await Deno.mkdir(dir);
+  await saveSafetensors(`${dir}/model.safetensors`, renamed);
+  await Deno.writeTextFile(
+    `${dir}/config.json`,
+    JSON.stringify({
+      model_type,
+      architectures,
+      text_config: {
+        ...text,
+        ...(opts.textModelType === undefined ? {} : { model_type: opts.textModelType }),
+        rope_scaling,
+      },
+      vision_config: { ...(vision_config as Record<string, unknown>), ...opts.visionExtra },
+      image_token_id,
+      vision_start_token_id,
+      vision_end_token_id,
+    }),
+  );
 }

@@ -19,9 +19,8 @@ import {
   vlConfigToHf,
 } from "@rlvr/policy";
 import { loadVisionLanguageModel, saveVisionLanguageModel } from "@rlvr/policy/fs";
-import { saveSafetensors } from "@rlvr/tensor/fs";
 import { hostParams } from "../_test_reference.ts";
-import { randomPixels, refVlLogits, visionHostParams } from "./_test_reference.ts";
+import { randomPixels, refVlLogits, saveNewerLayout, visionHostParams } from "./_test_reference.ts";
 import { refTower25 } from "./_test_reference_25.ts";
 
 const IMAGE = 29;
@@ -155,35 +154,10 @@ Deno.test("loadVisionLanguageModel (qwen2_5_vl): a random-weight checkpoint in H
     assert.ok(!Object.keys(index.weight_map).includes("visual.merger.ln_q.bias"));
     // The newer transformers layout: model.visual.*, model.language_model.*, text_config (whose
     // model_type is "qwen2_5_vl_text"), one file.
-    const renamed = new Map<string, Tensor>();
-    for (const [n, t] of model.params) {
-      renamed.set(
-        n.startsWith("visual.") ? `model.${n}` : n.replace(/^model\./, "model.language_model."),
-        t,
-      );
-    }
-    const {
-      vision_config,
-      image_token_id,
-      vision_start_token_id,
-      vision_end_token_id,
-      rope_scaling,
-      ...text
-    } = vlConfigToHf(c);
-    await Deno.mkdir(`${dir}/b`);
-    await saveSafetensors(`${dir}/b/model.safetensors`, renamed);
-    await Deno.writeTextFile(
-      `${dir}/b/config.json`,
-      JSON.stringify({
-        model_type: "qwen2_5_vl",
-        architectures: ["Qwen2_5_VLForConditionalGeneration"],
-        text_config: { ...text, model_type: "qwen2_5_vl_text", rope_scaling },
-        vision_config: { ...(vision_config as Record<string, unknown>), tokens_per_second: 2 },
-        image_token_id,
-        vision_start_token_id,
-        vision_end_token_id,
-      }),
-    );
+    await saveNewerLayout(`${dir}/b`, model, {
+      textModelType: "qwen2_5_vl_text",
+      visionExtra: { tokens_per_second: 2 },
+    });
     for (const sub of ["a", "b"]) {
       const loaded = await loadVisionLanguageModel(`${dir}/${sub}`);
       assert.deepEqual(loaded.config, c, sub);

@@ -15,7 +15,13 @@ import {
   VisionLanguageModel,
 } from "@rlvr/policy";
 import { hostParams } from "../_test_reference.ts";
-import { randomPixels, refTower, refVlLogits, visionHostParams } from "./_test_reference.ts";
+import {
+  randomPixels,
+  refTower,
+  refVlLogits,
+  saveNewerLayout,
+  visionHostParams,
+} from "./_test_reference.ts";
 
 const IMAGE = 29;
 const START = 30;
@@ -221,9 +227,7 @@ Deno.test("VisionLanguageModel: newer transformers names (model.visual.*, model.
 });
 
 Deno.test("loadVisionLanguageModel: a random-weight Qwen2-VL checkpoint in HF layout (both name layouts, sharded) loads with the same logits", async () => {
-  const { vlConfigToHf } = await import("@rlvr/policy");
   const { loadVisionLanguageModel, saveVisionLanguageModel } = await import("@rlvr/policy/fs");
-  const { saveSafetensors } = await import("@rlvr/tensor/fs");
   const c = config("gelu");
   const model = VisionLanguageModel.random(c, { seed: 9, std: 0.3 });
   const grid: GridThw[] = [[1, 2, 2]];
@@ -242,35 +246,7 @@ Deno.test("loadVisionLanguageModel: a random-weight Qwen2-VL checkpoint in HF la
     const index = JSON.parse(await Deno.readTextFile(`${dir}/a/model.safetensors.index.json`));
     assert.ok(Object.keys(index.weight_map).includes("visual.blocks.0.attn.qkv.weight"));
     // Newer transformers layout: model.visual.*, model.language_model.*, text_config.
-    const renamed = new Map<string, Tensor>();
-    for (const [n, t] of model.params) {
-      renamed.set(
-        n.startsWith("visual.") ? `model.${n}` : n.replace(/^model\./, "model.language_model."),
-        t,
-      );
-    }
-    const {
-      vision_config,
-      image_token_id,
-      vision_start_token_id,
-      vision_end_token_id,
-      rope_scaling,
-      ...text
-    } = vlConfigToHf(c);
-    await Deno.mkdir(`${dir}/b`);
-    await saveSafetensors(`${dir}/b/model.safetensors`, renamed);
-    await Deno.writeTextFile(
-      `${dir}/b/config.json`,
-      JSON.stringify({
-        model_type: "qwen2_vl",
-        architectures: ["Qwen2VLForConditionalGeneration"],
-        text_config: { ...text, rope_scaling },
-        vision_config,
-        image_token_id,
-        vision_start_token_id,
-        vision_end_token_id,
-      }),
-    );
+    await saveNewerLayout(`${dir}/b`, model, { textModelType: "qwen2_vl_text" });
     for (const sub of ["a", "b"]) {
       const loaded = await loadVisionLanguageModel(`${dir}/${sub}`);
       const got = await noGrad(() =>
