@@ -251,8 +251,7 @@ export class VisionTower {
         mergeSize: merge,
         backend: pixelValues.backend,
       });
-      const w = this.#param("visual.patch_embed.proj.weight").reshape(v.embedDim, patchDim);
-      let x = pixelValues.matmul(w, { transB: true });
+      let x = this.#embedPatches(pixelValues);
       for (let layer = 0; layer < v.depth; layer++) {
         const prev = x;
         x = tidy(() => this.#block(layer, prev, tables, lengths));
@@ -266,8 +265,21 @@ export class VisionTower {
         LN_EPS,
       )
         .reshape(total / merge ** 2, v.embedDim * merge ** 2);
-      return this.#linear(`${p}.mlp.2`, geluErf(this.#linear(`${p}.mlp.0`, normed)));
+      return this.#mergerMlp(normed);
     });
+  }
+
+  /** The patch embedding: the Conv3d over each patch row as one matmul. */
+  #embedPatches(pixelValues: Tensor): Tensor {
+    const w = this.#param("visual.patch_embed.proj.weight")
+      .reshape(this.config.embedDim, this.patchDim);
+    return pixelValues.matmul(w, { transB: true });
+  }
+
+  /** The merger's two-layer GELU (erf) MLP over the normed, concatenated merge units. */
+  #mergerMlp(normed: Tensor): Tensor {
+    const p = "visual.merger";
+    return this.#linear(`${p}.mlp.2`, geluErf(this.#linear(`${p}.mlp.0`, normed)));
   }
 
   /** Qwen2.5-VL's forward: window order, window and full attention blocks, RMSNorm merger. */
@@ -288,8 +300,7 @@ export class VisionTower {
         cos: indexSelect(tables.cos, 0, plan.order),
         sin: indexSelect(tables.sin, 0, plan.order),
       };
-      const w = this.#param("visual.patch_embed.proj.weight").reshape(v.embedDim, this.patchDim);
-      let x = indexSelect(pixelValues.matmul(w, { transB: true }), 0, plan.order);
+      let x = indexSelect(this.#embedPatches(pixelValues), 0, plan.order);
       const full = new Set(v.fullattBlockIndexes);
       for (let layer = 0; layer < v.depth; layer++) {
         const prev = x;
@@ -299,8 +310,7 @@ export class VisionTower {
       const p = "visual.merger";
       const normed = rmsNorm(x, this.#param(`${p}.ln_q.weight`), LN_EPS)
         .reshape(total / merge ** 2, v.embedDim * merge ** 2);
-      const merged = this.#linear(`${p}.mlp.2`, geluErf(this.#linear(`${p}.mlp.0`, normed)));
-      return indexSelect(merged, 0, plan.restore);
+      return indexSelect(this.#mergerMlp(normed), 0, plan.restore);
     });
   }
 
