@@ -177,6 +177,8 @@ export interface GpuBenchPlan {
   promptTokens: number;
   /** New tokens per decode row. */
   newTokens: number;
+  /** New tokens of the long batch-1 run of the device decode loop (its steady state). */
+  longTokens: number;
   /** GRPO step: prompts × group responses of up to `newTokens` after `promptTokens`. */
   grpo: { prompts: number; group: number };
 }
@@ -206,6 +208,7 @@ export function gpuBenchPlan(quick: boolean): GpuBenchPlan {
       decodeBatches: [1, 4],
       promptTokens: 8,
       newTokens: 4,
+      longTokens: 8,
       grpo: { prompts: 2, group: 2 },
     }
     : {
@@ -216,6 +219,7 @@ export function gpuBenchPlan(quick: boolean): GpuBenchPlan {
       decodeBatches: [1, 16, 64],
       promptTokens: 32,
       newTokens: 32,
+      longTokens: 256,
       grpo: { prompts: 4, group: 8 },
     };
 }
@@ -265,7 +269,10 @@ export interface GpuBenchReport {
    * `recordMs`, `readMs`, `sampleMs`: per forward pass, from `GenerationTiming.breakdown`).
    */
   decode: {
+    /** `generate`'s `decodeLoop`: logits read back and sampled on the host, or on the GPU. */
+    loop: "host" | "device";
     batch: number;
+    newTokens: number;
     recordMs: number;
     readMs: number;
     sampleMs: number;
@@ -567,6 +574,39 @@ async function checkScoring(gpu: WebGpuBackend, cpu: Backend): Promise<Check> {
   };
 }
 
+/**
+ * The device decode loop against the host loop on the GPU (toy model, ragged prompts, greedy and
+ * T = 1): the same tokens, log-probs within 2e-4 (f32 kernels with other summation orders).
+ */
+async function checkDeviceLoop(gpu: WebGpuBackend): Promise<Check> {
+  const model = withBackend(gpu, () => CausalLM.random(TOY_MODEL, { seed: 4, std: 0.5 }));
+  const prompts = [[5, 9, 2, 7], [11], [3, 3, 8]];
+  let error = 0;
+  let sameTokens = true;
+  try {
+    for (const sampler of [{ seed: 6, temperature: 0 }, { seed: 6, temperature: 1 }]) {
+      const opts = { maxNewTokens: 12, sampler, eosTokenIds: [] };
+      const host = await generate(model, prompts, opts);
+      const dev = await generate(model, prompts, { ...opts, decodeLoop: "device" });
+      dev.sequences.forEach((s, i) => {
+        const h = host.sequences[i]!;
+        if (s.tokens.join() !== h.tokens.join()) sameTokens = false;
+        s.scaledLogprobs.forEach((lp, j) => {
+          error = Math.max(error, Math.abs(lp - (h.scaledLogprobs[j] ?? Infinity)));
+        });
+      });
+    }
+  } finally {
+    model.dispose();
+  }
+  return {
+    name: "device decode loop: the host loop's tokens and log-probs (toy model, T = 0 and 1)",
+    ok: sameTokens && error <= 2e-4,
+    error: sameTokens ? error : Infinity,
+    tolerance: "same tokens, max |Δ logprob| ≤ 2e-4",
+  };
+}
+
 /** FLOPs of the model's matmuls per token (attention scores left out: short sequences here). */
 function flopsPerToken(c: ModelConfig): number {
   const d = c.hiddenSize;
@@ -591,6 +631,7 @@ async function grpoStep(
     maxNewTokens: plan.newTokens,
     sampler: { seed: step, temperature: 1 },
     eosTokenIds: [],
+    decodeLoop: "device",
   });
   const tGen = performance.now();
   const items = sequences.map((s) => ({ promptIds: s.promptIds, completionIds: s.tokens }));
@@ -720,6 +761,8 @@ export async function runGpuBench(
 
   progress("decode model parity (toy model, CPU vs GPU)");
   checks.push(await checkScoring(gpu, cpu));
+  progress("device decode loop = host loop (toy model)");
+  checks.push(await checkDeviceLoop(gpu));
 
   await gpu.sync();
   gpu.resetPeakMemory();
@@ -741,16 +784,35 @@ export async function runGpuBench(
       sampler: { seed: 1, temperature: 1 },
       eosTokenIds: [],
     });
-    for (const batch of plan.decodeBatches) {
-      progress(`decode batch ${batch}: ${plan.promptTokens} + ${plan.newTokens} tokens`);
+    await generate(model, randomIds(rng, 1, 4, plan.model.vocabSize), {
+      maxNewTokens: 3,
+      sampler: { seed: 1, temperature: 1 },
+      eosTokenIds: [],
+      decodeLoop: "device",
+    });
+    const runs: [number, number, "host" | "device"][] = plan.decodeBatches.flatMap((b) => [
+      [b, plan.newTokens, "host"] as [number, number, "host"],
+      [b, plan.newTokens, "device"] as [number, number, "device"],
+    ]);
+    runs.push([1, plan.longTokens, "device"]);
+    for (const [batch, newTokens, loop] of runs) {
+      const what = `decode batch ${batch} (${loop} loop)`;
+      progress(`${what}: ${plan.promptTokens} + ${newTokens} tokens`);
       const { timing } = await generate(
         model,
         randomIds(rng, batch, plan.promptTokens, plan.model.vocabSize),
-        { maxNewTokens: plan.newTokens, sampler: { seed: 2, temperature: 1 }, eosTokenIds: [] },
+        {
+          maxNewTokens: newTokens,
+          sampler: { seed: 2, temperature: 1 },
+          eosTokenIds: [],
+          decodeLoop: loop,
+        },
       );
       const passes = timing.rowsPerStep.length;
       decode.push({
+        loop,
         batch,
+        newTokens,
         recordMs: (timing.breakdown.recordS * 1e3) / passes,
         readMs: (timing.breakdown.readS * 1e3) / passes,
         sampleMs: (timing.breakdown.sampleS * 1e3) / passes,
@@ -759,7 +821,7 @@ export async function runGpuBench(
         msPerStep: timing.decodeSteps > 0 ? (timing.decodeS * 1e3) / timing.decodeSteps : 0,
         prefillS: timing.prefillS,
       });
-      progress(`decode batch ${batch}: ${timing.decodeTokensPerS.toFixed(1)} tokens/s`);
+      progress(`${what}: ${timing.decodeTokensPerS.toFixed(1)} tokens/s`);
     }
     try {
       progress(`GRPO step (warm-up): ${plan.grpo.prompts} × ${plan.grpo.group}`);
@@ -887,14 +949,18 @@ export function formatGpuReport(r: GpuBenchReport): string {
   lines.push("");
   const t = r.torch !== null && "generateAll" in r.torch ? r.torch : null;
   lines.push(
-    `| decode batch | decode tokens/s | ms/step | prefill s (${r.plan.promptTokens} tokens) | ` +
+    `| decode loop | batch | new tokens | decode tokens/s | ms/step | prefill s (${r.plan.promptTokens} tokens) | ` +
       `whole call tokens/s | PyTorch whole call tokens/s | host record / read / sample ms per pass |`,
   );
-  lines.push("|---:|---:|---:|---:|---:|---:|---|");
+  lines.push("|---|---:|---:|---:|---:|---:|---:|---:|---|");
   for (const d of r.decode) {
-    const tg = t?.generateAll.find((x) => x.batch === d.batch);
+    const tg = d.newTokens === r.plan.newTokens
+      ? t?.generateAll.find((x) => x.batch === d.batch)
+      : undefined;
     lines.push(
-      `| ${d.batch} | ${fx(d.decodeTokensPerS)} | ${fx(d.msPerStep, 2)} | ${fx(d.prefillS, 3)} | ` +
+      `| ${d.loop} | ${d.batch} | ${d.newTokens} | ${fx(d.decodeTokensPerS)} | ${
+        fx(d.msPerStep, 2)
+      } | ${fx(d.prefillS, 3)} | ` +
         `${fx(d.tokensPerS)} | ${tg === undefined ? "-" : fx(tg.tokensPerS)} | ` +
         `${fx(d.recordMs, 2)} / ${fx(d.readMs, 2)} / ${fx(d.sampleMs, 2)} |`,
     );
@@ -903,7 +969,9 @@ export function formatGpuReport(r: GpuBenchReport): string {
   lines.push("");
   if (g === null) lines.push(`GRPO step failed: ${r.grpoError}`);
   else {
-    lines.push("| GRPO step | rows | s | generate s | score+train s | tokens/s | GFLOP | MFU |");
+    lines.push(
+      "| GRPO step (device decode loop) | rows | s | generate s | score+train s | tokens/s | GFLOP | MFU |",
+    );
     lines.push("|---|---:|---:|---:|---:|---:|---:|---:|");
     lines.push(
       `| ${r.plan.grpo.prompts} × ${r.plan.grpo.group} | ${g.rows} | ${fx(g.seconds, 2)} | ${

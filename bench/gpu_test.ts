@@ -72,7 +72,9 @@ function fakeReport(): GpuBenchReport {
     attention: [{ path: "fused", ms: 1, gflops: 2 }, { path: "unfused", ms: 3, gflops: 0.7 }],
     initSeconds: 9.5,
     decode: [{
+      loop: "host",
       batch: 1,
+      newTokens: 32,
       recordMs: 50,
       readMs: 20,
       sampleMs: 3,
@@ -111,7 +113,7 @@ Deno.test("formatGpuReport: every section, failed checks in bold, pipes escaped 
   assert.match(md, /\| fused \| 1\.000 \| 2\.0 \|/);
   assert.match(
     md,
-    /\| 1 \| 12\.5 \| 80\.00 \| 0\.100 \| 11\.0 \| - \| 50\.00 \/ 20\.00 \/ 3\.00 \|/,
+    /\| host \| 1 \| 32 \| 12\.5 \| 80\.00 \| 0\.100 \| 11\.0 \| - \| 50\.00 \/ 20\.00 \/ 3\.00 \|/,
   );
   assert.match(md, /Dispatch cache: 10 hits, 2 misses/);
   assert.match(md, /\| 4 × 8 \| 32 \| 10\.00 \| 6\.00 \| 4\.00 \| 409\.6 \| 12000\.0 \| 1\.79% \|/);
@@ -152,7 +154,14 @@ Deno.test({
       assert.ok(r.matmul.some((m) => m.dtype === "f32" && m.gflops > 0));
       if (r.f16Skipped === null) assert.ok(r.matmul.some((m) => m.dtype === "f16" && m.gflops > 0));
       assert.deepEqual(r.attention.map((a) => a.path), ["fused", "unfused"]);
-      assert.deepEqual(r.decode.map((d) => d.batch), [1, 4]);
+      assert.deepEqual(r.decode.map((d) => `${d.loop} ${d.batch}×${d.newTokens}`), [
+        "host 1×4",
+        "device 1×4",
+        "host 4×4",
+        "device 4×4",
+        "device 1×8",
+      ]);
+      assert.ok(r.checks.some((c) => c.name.startsWith("device decode loop")));
       for (const d of r.decode) assert.ok(d.decodeTokensPerS > 0 && d.msPerStep > 0);
       const g = r.grpoStep;
       assert.ok(g !== null, `GRPO step failed: ${r.grpoError}`);

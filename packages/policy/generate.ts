@@ -32,8 +32,9 @@
  * @module
  */
 
-import { type SamplerConfig, TokenSampler } from "@rlvr/sampling";
+import { type SamplerConfig, TOKEN_DOMAIN, TokenSampler, uniformAt } from "@rlvr/sampling";
 import { noGrad, type Tensor, tensor, tidy } from "@rlvr/tensor";
+import { type DeviceChunk, deviceDecodeProblem, DeviceDecoder } from "./device_decode/decoder.ts";
 import { KVCache } from "./kv_cache.ts";
 import type { CausalLM, ForwardHook } from "./model.ts";
 import type { Tokenizer } from "./tokenizer/tokenizer.ts";
@@ -138,6 +139,20 @@ export interface GenerateOptions {
    * completion is always drawn with key `(step, sequence, i)`, interrupted or not.
    */
   positionOffsets?: readonly number[];
+  /**
+   * Where the decode steps run (default `"host"`). `"host"`: every step's logits are read back
+   * and sampled on the host, as described above. `"device"` (WebGPU): after the prefill and its
+   * draw, steps run as fixed GPU programs that sample on the GPU and feed each token to the next
+   * step there, `deviceChunk` steps per host round trip (`DeviceDecoder`). The draws use the
+   * same keyed uniforms, but the logits and the inverse CDF are f32 on the GPU, so a token can
+   * differ from the host loop's where two candidates lie within rounding; `onTokens` is called
+   * per token once its chunk is read, with `logits` null. Needs f32 weights, no LoRA (merge it),
+   * no top-k / top-p / min-p, no `returnLogits` and no `forwardHook`; anything else is refused
+   * with the reason.
+   */
+  decodeLoop?: "host" | "device";
+  /** With `decodeLoop: "device"`: decode steps per host round trip, an integer >= 1 (default 16). */
+  deviceChunk?: number;
 }
 
 /**
@@ -330,7 +345,7 @@ function stepEvent(
   t: number,
   B: number,
   rows: readonly Row[],
-  rowLogits: readonly Float32Array[],
+  rowLogits: readonly (Float32Array | null)[],
   running: ReadonlySet<number>,
 ): GenerateStep {
   const tokens = Array<number | null>(B).fill(null);
@@ -474,6 +489,7 @@ export async function generate(
   const padId = opts.padTokenId ?? cfg.padTokenId ?? tokenizer?.padTokenId ?? 0;
   checkIds("padTokenId", [padId], vocab, 1);
   const returnLogits = opts.returnLogits ?? false;
+  const device = deviceLoopOf(model, sampler, opts, returnLogits);
   const embed = model.params.get("model.embed_tokens.weight");
   if (embed === undefined) {
     throw new Error("generate: the model has no model.embed_tokens.weight; was it disposed?");
@@ -580,15 +596,7 @@ export async function generate(
         out.logprobs.push(s.logprob);
         out.scaledLogprobs.push(s.scaledLogprob!);
         out.logits?.push(rowLogits[i]!.slice());
-        if (eosIds.has(s.token)) {
-          out.finishReason = "eos";
-        } else if (stopStrings.length > 0 && stopIndex(decodeOf(out)) >= 0) {
-          out.finishReason = "stop";
-        } else if (out.tokens.length >= maxNewTokens) {
-          out.finishReason = "length";
-        } else {
-          running.push(i);
-        }
+        if (!finishOf(out, s.token)) running.push(i);
       });
       if (opts.onTokens !== undefined) {
         const event = stepEvent(t, B, rows, rowLogits, new Set(running));
@@ -604,6 +612,24 @@ export async function generate(
         cache.selectRows(running);
         rows = running.map((i) => rows[i]!);
       }
+      if (device !== null) {
+        const done = await decodeOnDevice(model, cache, rows, t, {
+          maxNewTokens,
+          chunk: device.chunk,
+          sampler,
+          step,
+          offsets,
+          B,
+          breakdown,
+          finishes: (out, token) => finishOf(out, token),
+          ...(opts.onTokens === undefined ? {} : { onTokens: opts.onTokens }),
+          ...(interrupt === undefined ? {} : { interrupt }),
+        });
+        decodeSteps += done.steps;
+        sampledAfterPrefill += done.sampled;
+        for (let i = 0; i < done.steps; i++) rowsPerStep.push(rows.length);
+        break;
+      }
       logits = await lastLogits(
         rows.map((r) => [r.out.tokens[t]!]),
         rows.map((r) => [prompts[r.index]!.length + t]),
@@ -616,6 +642,19 @@ export async function generate(
   }
   const totalS = (performance.now() - started) / 1e3;
 
+  /** Sets `out.finishReason` and returns true when `token` (just pushed) ends the sequence. */
+  function finishOf(out: GeneratedSequence, token: number): boolean {
+    if (eosIds.has(token)) {
+      out.finishReason = "eos";
+    } else if (stopStrings.length > 0 && stopIndex(decodeOf(out)) >= 0) {
+      out.finishReason = "stop";
+    } else if (out.tokens.length >= maxNewTokens) {
+      out.finishReason = "length";
+    } else {
+      return false;
+    }
+    return true;
+  }
   function decodeOf(out: GeneratedSequence): string {
     return tokenizer!.decode(out.tokens, { skipSpecialTokens });
   }
@@ -653,4 +692,147 @@ export async function generate(
       breakdown,
     },
   };
+}
+
+/** `decodeLoop: "device"` settings, or null for the host loop; refuses what it cannot run. */
+function deviceLoopOf(
+  model: CausalLM,
+  sampler: TokenSampler,
+  opts: GenerateOptions,
+  returnLogits: boolean,
+): { chunk: number } | null {
+  const loop = opts.decodeLoop ?? "host";
+  if (loop !== "host" && loop !== "device") {
+    throw new RangeError(`generate: decodeLoop must be "host" or "device", got ${show(loop)}`);
+  }
+  const chunk = opts.deviceChunk ?? 16;
+  if (!Number.isInteger(chunk) || chunk < 1) {
+    throw new RangeError(`generate: deviceChunk must be an integer >= 1, got ${show(chunk)}`);
+  }
+  if (loop === "host") return null;
+  const p = sampler.params;
+  const why = deviceDecodeProblem(model) ??
+    (p.topK > 0 || p.topP < 1 || p.minP > 0
+      ? `top-k / top-p / min-p (${
+        show({ topK: p.topK, topP: p.topP, minP: p.minP })
+      }) run on the host only`
+      : returnLogits
+      ? "returnLogits needs every logits row on the host"
+      : opts.forwardHook !== undefined
+      ? "a forwardHook (vision inputs, M-RoPE positions) runs on the host only"
+      : null);
+  if (why !== null) {
+    throw new RangeError(`generate: decodeLoop "device" cannot run: ${why}; use decodeLoop "host"`);
+  }
+  return { chunk };
+}
+
+/** What {@link decodeOnDevice} needs from `generate`. */
+interface DeviceLoopContext {
+  maxNewTokens: number;
+  chunk: number;
+  sampler: TokenSampler;
+  step: number;
+  offsets: readonly number[] | null;
+  B: number;
+  breakdown: { recordS: number; readS: number; sampleS: number };
+  finishes: (out: GeneratedSequence, token: number) => boolean;
+  onTokens?: (event: GenerateStep) => void | Promise<void>;
+  interrupt?: () => boolean;
+}
+
+/**
+ * The decode steps after token `t` of the running `rows` on the device ({@link DeviceDecoder}):
+ * two chunks in flight, tokens recorded in order until every row has finished.
+ */
+async function decodeOnDevice(
+  model: CausalLM,
+  cache: KVCache,
+  rows: readonly Row[],
+  t: number,
+  ctx: DeviceLoopContext,
+): Promise<{ steps: number; sampled: number }> {
+  const n = rows.length;
+  const last = ctx.maxNewTokens;
+  const { temperature } = ctx.sampler.params;
+  const uniforms = new Float32Array(last * n);
+  if (temperature > 0) {
+    for (let i = t + 1; i < last; i++) {
+      rows.forEach((r, j) => {
+        const position = (ctx.offsets?.[r.index] ?? 0) + i;
+        uniforms[i * n + j] = uniformAt(ctx.sampler.seed, [
+          ctx.step,
+          r.out.sequenceId,
+          position,
+          TOKEN_DOMAIN,
+        ]);
+      });
+    }
+  }
+  const dec = new DeviceDecoder(model, {
+    rows: n,
+    maxLen: cache.length + last - t,
+    maxSteps: last,
+    temperature,
+  });
+  const built = dec.checked();
+  const inflight: Promise<DeviceChunk>[] = [];
+  let steps = 0;
+  let sampled = 0;
+  try {
+    dec.start(cache, {
+      pads: rows.map((r) => r.pad),
+      tokens: rows.map((r) => r.out.tokens[t]!),
+      step: t + 1,
+    }, uniforms);
+    let next = t + 1;
+    const submit = () => {
+      const k = Math.min(ctx.chunk, last - next);
+      const t0 = performance.now();
+      inflight.push(dec.run(next, k));
+      ctx.breakdown.recordS += (performance.now() - t0) / 1e3;
+      next += k;
+    };
+    submit();
+    if (next < last) submit();
+    await built;
+    const running = new Set(rows.map((_, i) => i));
+    while (inflight.length > 0 && running.size > 0) {
+      const t0 = performance.now();
+      const chunk = await inflight.shift()!;
+      ctx.breakdown.readS += (performance.now() - t0) / 1e3;
+      for (let s = 0; s < chunk.steps && running.size > 0; s++) {
+        const ti = chunk.from + s;
+        const active = [...running];
+        steps++;
+        sampled += active.length;
+        for (const i of active) {
+          const at = s * n + i;
+          const out = rows[i]!.out;
+          out.tokens.push(chunk.tokens[at]!);
+          out.logprobs.push(chunk.logprobs[at]!);
+          out.scaledLogprobs.push(chunk.scaledLogprobs[at]!);
+          if (ctx.finishes(out, chunk.tokens[at]!)) running.delete(i);
+        }
+        if (ctx.onTokens !== undefined) {
+          const shown = active.map((i) => rows[i]!);
+          const still = new Set(active.flatMap((i, k) => (running.has(i) ? [k] : [])));
+          const pending = ctx.onTokens(
+            stepEvent(ti, ctx.B, shown, shown.map(() => null), still),
+          );
+          if (pending instanceof Promise) await pending;
+        }
+        if (running.size > 0 && ctx.interrupt?.() === true) {
+          for (const i of running) rows[i]!.out.finishReason = "interrupted";
+          running.clear();
+        }
+      }
+      if (running.size > 0 && next < last) submit();
+    }
+  } finally {
+    // Chunks still in flight map buffers that dispose() destroys: let them land first.
+    await Promise.allSettled([built, ...inflight]);
+    dec.dispose();
+  }
+  return { steps, sampled };
 }

@@ -47,6 +47,12 @@ export {
 } from "./model.ts";
 export { KVCache, type LayerKV } from "./kv_cache.ts";
 export {
+  type DeviceChunk,
+  deviceDecodeProblem,
+  DeviceDecoder,
+  type DeviceDecoderOptions,
+} from "./device_decode/decoder.ts";
+export {
   attachLora,
   LORA_TARGETS,
   LoraAdapters,

@@ -629,6 +629,27 @@ export class CausalLM {
   }
 
   /**
+   * Whether an attached extension changes the outputs of linear layers (LoRA does, a value head
+   * does not): programs that read the weights directly, like the device decode loop, would miss
+   * its term.
+   *
+   * @example Usage
+   * ```ts
+   * import { CausalLM, modelConfig } from "@rlvr/policy";
+   * import assert from "node:assert/strict";
+   * const model = CausalLM.random(modelConfig({
+   *   vocabSize: 8, hiddenSize: 4, intermediateSize: 8, numLayers: 1, numHeads: 2,
+   * }));
+   * assert.equal(model.adaptsLinears, false);
+   * model.dispose();
+   * ```
+   */
+  get adaptsLinears(): boolean {
+    for (const ext of this.#extensions.values()) if (ext.adaptLinear !== undefined) return true;
+    return false;
+  }
+
+  /**
    * Frees the parameters and every attached extension.
    *
    * @example Usage

@@ -232,6 +232,7 @@ export function crossFieldProblems(config: Config, _ctx: IssueContext = {}): Con
     });
   }
   out.push(...partialProblems(config));
+  out.push(...decodeLoopProblems(config));
   if ((rollout.mode ?? "sync") === "sync" && rollout.nats != null) {
     out.push({
       path: "rollout.nats",
@@ -350,6 +351,34 @@ function partialProblems(config: Config): ConfigProblem[] {
   return conflicts.filter(([on]) => on).map(([, why]) => ({
     path: "rollout.partial",
     message: `true, but ${why}, or set rollout.partial to false`,
+  }));
+}
+
+/**
+ * `rollout.decodeLoop: device` runs the decode steps on WebGPU with sampling on the GPU
+ * (`generate`'s `decodeLoop`); what it cannot run is refused here rather than at the first batch.
+ */
+function decodeLoopProblems(config: Config): ConfigProblem[] {
+  const { rollout: r, trainer, model } = config;
+  if (r.decodeLoop !== "device") return [];
+  const s = r.sampler;
+  const conflicts: [boolean, string][] = [
+    [
+      trainer.device === "cpu",
+      "trainer.device is cpu, and the device loop runs on WebGPU; set trainer.device to webgpu",
+    ],
+    [
+      s.topK > 0 || s.topP < 1 || s.minP > 0,
+      `rollout.sampler filters (topK ${s.topK}, topP ${s.topP}, minP ${s.minP}) run on the host only; set topK 0, topP 1 and minP 0`,
+    ],
+    [
+      model.lora != null,
+      "model.lora is set, and the device loop reads the base weights only; set model.lora to null",
+    ],
+  ];
+  return conflicts.filter(([on]) => on).map(([, why]) => ({
+    path: "rollout.decodeLoop",
+    message: `device, but ${why}, or set rollout.decodeLoop to host`,
   }));
 }
 

@@ -207,3 +207,27 @@ Deno.test("crossFieldProblems: a dataset without answers needs rewards that do n
   assert.deepEqual(paths(withTask), ["rewards[1].type", "rewards[2].type"]);
   assert.match(withTask[0]!.message, /task\.data\.answerField is null/);
 });
+
+Deno.test("crossFieldProblems: rollout.decodeLoop=device refuses a CPU trainer, sampler filters and LoRA by name", () => {
+  const device = (edit: (c: Config) => void) =>
+    crossFieldProblems(config((c) => {
+      c.rollout.decodeLoop = "device";
+      c.trainer.device = "webgpu";
+      edit(c);
+    }));
+  assert.deepEqual(device(() => {}), []);
+  const cpu = device((c) => c.trainer.device = "cpu");
+  assert.deepEqual(paths(cpu), ["rollout.decodeLoop"]);
+  assert.match(
+    cpu[0]!.message,
+    /^device, but trainer\.device is cpu, .*set trainer\.device to webgpu, or set rollout\.decodeLoop to host$/,
+  );
+  const topP = device((c) => c.rollout.sampler.topP = 0.9);
+  assert.match(
+    topP[0]!.message,
+    /rollout\.sampler filters \(topK 0, topP 0\.9, minP 0\) run on the host only; set topK 0/,
+  );
+  const lora = device((c) => c.model.lora = { rank: 4, alpha: 8, targetModules: ["q_proj"] });
+  assert.match(lora[0]!.message, /model\.lora is set, .*set model\.lora to null/);
+  assert.deepEqual(crossFieldProblems(config((c) => c.rollout.decodeLoop = "host")), []);
+});

@@ -249,6 +249,8 @@ const rollout = z.strictObject({
   nats: z.string().min(1).nullable().optional(),
   natsAuth: natsAuth.nullable().optional(),
   partial: z.boolean().optional(),
+  // Absent is "host": the logits of every decode step are sampled on the host.
+  decodeLoop: z.enum(["host", "device"]).optional(),
 });
 
 const algorithm = z.strictObject({

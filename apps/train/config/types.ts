@@ -252,6 +252,13 @@ export interface Config {
      * sampled it, and a batch's version is the oldest of its tokens'. Absent: false.
      */
     partial?: boolean | undefined;
+    /**
+     * Where the decode steps of training rollouts run (`generate`'s `decodeLoop`). `host`: each
+     * step's logits are read back and sampled on the host. `device`: on WebGPU, steps run as
+     * fixed GPU programs that sample on the GPU, 16 steps per host round trip (no sampler
+     * filters, no LoRA). Absent: host.
+     */
+    decodeLoop?: "host" | "device" | undefined;
   };
   /** The RL algorithm. */
   algorithm: {

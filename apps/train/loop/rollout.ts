@@ -105,6 +105,8 @@ export interface RolloutOptions {
   maxNewTokens: number;
   /** Sampler parameters. */
   sampling: SamplingParams;
+  /** Where decode steps run (`generate`'s `decodeLoop`; default `"host"`). */
+  decodeLoop?: "host" | "device";
   /** Dynamic sampling (DAPO): extra rounds allowed, or null (off). */
   dynamicRetries: number | null;
   /** Overlong shaping: buffer and penalty, or null (off). */
@@ -328,6 +330,7 @@ export async function collectRollout<R extends TaskRow>(
         tokenizer,
         ...(opts.eosTokenIds !== undefined ? { eosTokenIds: opts.eosTokenIds } : {}),
         ...(opts.rewards?.needsLogprobs ? { returnLogits: true } : {}),
+        ...(opts.decodeLoop === undefined ? {} : { decodeLoop: opts.decodeLoop }),
       },
       opts.partial,
     );

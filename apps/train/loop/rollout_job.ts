@@ -167,6 +167,7 @@ export function rolloutOptionsOf(
     groupSize: config.rollout.groupSize,
     maxNewTokens: config.rollout.maxNewTokens,
     sampling: samplingParams(config),
+    ...(config.rollout.decodeLoop === undefined ? {} : { decodeLoop: config.rollout.decodeLoop }),
     dynamicRetries: config.rollout.dynamicSampling.enabled
       ? config.rollout.dynamicSampling.maxRetries
       : null,

@@ -184,6 +184,14 @@ export interface WebGpuBackend extends Backend {
   resetPeakMemory(): void;
   /** Counters of the params-uniform and bind-group cache, or null when it is off. */
   dispatchCacheStats(): DispatchCacheStats | null;
+  /**
+   * The GPU buffer behind `buffer` and the bytes of its data, for programs that record their own
+   * dispatches on {@link WebGpuBackend.device} (the device decode loop of `@rlvr/policy`). Submits
+   * the pending work first, so commands submitted after this call see every write recorded
+   * before it. The buffer stays the handle's: do not destroy it, and do not use it after the
+   * handle is freed.
+   */
+  gpuBuffer(buffer: BufferHandle): { buffer: GPUBuffer; bytes: number };
   /** Submits the pending dispatches without waiting for them. */
   flush(): void;
   /** Submits the pending dispatches and waits until the GPU has finished them. */
@@ -483,6 +491,17 @@ class WebGpuBackendImpl implements WebGpuBackend {
 
   dispatchCacheStats(): DispatchCacheStats | null {
     return this.#cache?.stats() ?? null;
+  }
+
+  gpuBuffer(buffer: BufferHandle): { buffer: GPUBuffer; bytes: number } {
+    this.#alive("gpuBuffer");
+    const b = this.#handle(buffer, "gpuBuffer");
+    if (b.needsClear) {
+      this.#batch.encoder().clearBuffer(b.pooled!.buffer, 0, b.bytes);
+      b.needsClear = false;
+    }
+    this.#batch.flush();
+    return { buffer: b.pooled!.buffer, bytes: b.bytes };
   }
 
   flush(): void {

@@ -1,0 +1,215 @@
+import assert from "node:assert/strict";
+import { webgpuSuite } from "@rlvr/tensor/testing";
+import { withBackend } from "@rlvr/tensor";
+import {
+  CausalLM,
+  deviceDecodeProblem,
+  generate,
+  type GenerateOptions,
+  type GenerateStep,
+  type ModelConfig,
+  modelConfig,
+} from "@rlvr/policy";
+
+// The three families' switches: Qwen2 (QKV biases, GQA, untied), Llama (tied, no biases),
+// Qwen3 (per-head QK-norm, head dimension independent of the hidden size).
+const CONFIGS: Record<string, ModelConfig> = {
+  qwen2: modelConfig({
+    modelType: "qwen2",
+    vocabSize: 300,
+    hiddenSize: 32,
+    intermediateSize: 64,
+    numLayers: 2,
+    numHeads: 4,
+    numKvHeads: 2,
+  }),
+  llama: modelConfig({
+    modelType: "llama",
+    vocabSize: 260,
+    hiddenSize: 16,
+    intermediateSize: 32,
+    numLayers: 2,
+    numHeads: 2,
+    tieWordEmbeddings: true,
+  }),
+  qwen3: modelConfig({
+    modelType: "qwen3",
+    vocabSize: 280,
+    hiddenSize: 24,
+    intermediateSize: 40,
+    numLayers: 2,
+    numHeads: 3,
+    numKvHeads: 1,
+    headDim: 16,
+  }),
+};
+
+/** Ragged prompts (left-padded to 7 in the batch). */
+const RAGGED = [[3, 9, 27, 4, 11], [7], [30, 2, 15], [1, 2, 3, 4, 5, 6, 8]];
+
+const suite = await webgpuSuite("device decode");
+
+suite.test("device decode loop: refuses what it cannot run, naming it", async (gpu) => {
+  const cpuModel = CausalLM.random(CONFIGS.llama!, { seed: 1 });
+  assert.match(deviceDecodeProblem(cpuModel)!, /cpu backend, not WebGPU/);
+  await assert.rejects(
+    generate(cpuModel, [[1]], {
+      maxNewTokens: 2,
+      sampler: { seed: 0, temperature: 0 },
+      decodeLoop: "device",
+    }),
+    /decodeLoop "device" cannot run: the model's parameters are on the cpu backend/,
+  );
+  cpuModel.dispose();
+  const model = withBackend(gpu, () => CausalLM.random(CONFIGS.llama!, { seed: 1 }));
+  assert.equal(deviceDecodeProblem(model), null);
+  const base: GenerateOptions = { maxNewTokens: 2, sampler: { seed: 0 }, decodeLoop: "device" };
+  await assert.rejects(
+    generate(model, [[1]], { ...base, sampler: { seed: 0, topK: 5 } }),
+    /top-k \/ top-p \/ min-p .* run on the host only; use decodeLoop "host"/,
+  );
+  await assert.rejects(
+    generate(model, [[1]], { ...base, returnLogits: true }),
+    /returnLogits needs every logits row on the host/,
+  );
+  await assert.rejects(
+    generate(model, [[1]], { ...base, deviceChunk: 0 }),
+    /deviceChunk must be an integer >= 1, got 0/,
+  );
+  await assert.rejects(
+    generate(model, [[1]], { ...base, decodeLoop: "gpu" as "host" }),
+    /decodeLoop must be "host" or "device", got "gpu"/,
+  );
+  model.dispose();
+});
+
+// Tolerance: the device loop computes the logits with its own kernels (other f32 summation
+// orders than the tensor ops) and the draw's normaliser in f32, so log-probs agree to 2e-4
+// (logits are O(3)); tokens must be the same ones, which holds unless a uniform lands within
+// rounding of a boundary between two tokens (probability ~1e-6 per draw; these seeds are fixed).
+for (const [family, config] of Object.entries(CONFIGS)) {
+  suite.test(
+    `device decode loop (${family}): the host loop's tokens and log-probs (atol 2e-4), ragged batch`,
+    async (gpu) => {
+      const before = gpu.memory().liveBuffers;
+      const model = withBackend(gpu, () => CausalLM.random(config, { seed: 5, std: 0.5 }));
+      for (
+        const sampler of [{ seed: 3, temperature: 0 }, { seed: 3, temperature: 0.8 }, { seed: 4 }]
+      ) {
+        for (const deviceChunk of [1, 3, 16]) {
+          const opts: GenerateOptions = {
+            maxNewTokens: 9,
+            sampler,
+            step: 2,
+            sequenceIds: [5, 6, 7, 8],
+            positionOffsets: [0, 4, 0, 1],
+            eosTokenIds: [],
+          };
+          const host = await generate(model, RAGGED, opts);
+          const device = await generate(model, RAGGED, {
+            ...opts,
+            decodeLoop: "device",
+            deviceChunk,
+          });
+          device.sequences.forEach((s, i) => {
+            const h = host.sequences[i]!;
+            const what = `T=${sampler.temperature ?? 1} chunk ${deviceChunk} row ${i}`;
+            assert.deepEqual(s.tokens, h.tokens, what);
+            assert.equal(s.finishReason, h.finishReason, what);
+            s.scaledLogprobs.forEach((lp, j) => {
+              assert.ok(Math.abs(lp - h.scaledLogprobs[j]!) <= 2e-4, `${what} scaled ${j}`);
+              assert.ok(Math.abs(s.logprobs[j]! - h.logprobs[j]!) <= 2e-4, `${what} lp ${j}`);
+            });
+          });
+          assert.equal(device.timing.generatedTokens, 36);
+          assert.equal(device.timing.decodeSteps, 8);
+        }
+      }
+      model.dispose();
+      assert.equal(gpu.memory().liveBuffers, before, "WebGPU buffers leaked");
+    },
+  );
+}
+
+suite.test(
+  "device decode loop: EOS ends rows in order, onTokens sees every token, interrupt stops",
+  async (gpu) => {
+    const model = withBackend(gpu, () => CausalLM.random(CONFIGS.qwen2!, { seed: 8, std: 0.5 }));
+    const opts: GenerateOptions = { maxNewTokens: 12, sampler: { seed: 9 }, eosTokenIds: [] };
+    const free = await generate(model, RAGGED, { ...opts, decodeLoop: "device" });
+    // EOS: each row's 4th token (when it does not occur earlier in that row).
+    const eos = [...new Set(free.sequences.map((s) => s.tokens[3]!))];
+    const host = await generate(model, RAGGED, { ...opts, eosTokenIds: eos });
+    const seen: number[][] = RAGGED.map(() => []);
+    const device = await generate(model, RAGGED, {
+      ...opts,
+      eosTokenIds: eos,
+      decodeLoop: "device",
+      deviceChunk: 5,
+      onTokens: (e: GenerateStep) => {
+        e.tokens.forEach((t, i) => t !== null && seen[i]!.push(t));
+        // The prefill's draw (step 0) is the host loop's, with its logits; later steps have none.
+        assert.ok(e.step === 0 || e.logits.every((l) => l === null));
+      },
+    });
+    assert.deepEqual(device.sequences.map((s) => s.tokens), host.sequences.map((s) => s.tokens));
+    assert.deepEqual(
+      device.sequences.map((s) => s.finishReason),
+      host.sequences.map((s) => s.finishReason),
+    );
+    assert.ok(device.sequences.some((s) => s.finishReason === "eos"));
+    assert.deepEqual(seen, device.sequences.map((s) => s.tokens));
+    let calls = 0;
+    const cut = await generate(model, RAGGED, {
+      ...opts,
+      decodeLoop: "device",
+      deviceChunk: 4,
+      interrupt: () => ++calls === 3,
+    });
+    for (const [i, s] of cut.sequences.entries()) {
+      assert.equal(s.finishReason, "interrupted");
+      assert.deepEqual(s.tokens, free.sequences[i]!.tokens.slice(0, 3));
+    }
+    model.dispose();
+  },
+);
+
+suite.test(
+  "device decode loop: 10 rows (two row blocks), head dimension 64, contexts past 128 keys",
+  async (gpu) => {
+    // 170-token prompts cross the attention kernel's 128-key blocks (online softmax rescaling);
+    // the 20-token prompt's 150 padding columns start its keys inside the second block. Over
+    // 170 keys and a 128-wide model the f32 rounding of the two paths grows: log-probs agree to
+    // 2e-4 + 1e-4·|log-prob| here.
+    const config = modelConfig({
+      modelType: "qwen2",
+      vocabSize: 520,
+      hiddenSize: 128,
+      intermediateSize: 96,
+      numLayers: 1,
+      numHeads: 2,
+      numKvHeads: 1,
+    });
+    const model = withBackend(gpu, () => CausalLM.random(config, { seed: 2, std: 0.5 }));
+    const prompts = Array.from(
+      { length: 10 },
+      (_, i) => Array.from({ length: i === 3 ? 20 : 170 - i }, (_, j) => (i * 31 + j * 7) % 520),
+    );
+    for (const sampler of [{ seed: 1, temperature: 0 }, { seed: 1, temperature: 0.7 }]) {
+      const opts: GenerateOptions = { maxNewTokens: 6, sampler, eosTokenIds: [] };
+      const host = await generate(model, prompts, opts);
+      const device = await generate(model, prompts, { ...opts, decodeLoop: "device" });
+      device.sequences.forEach((s, i) => {
+        assert.deepEqual(s.tokens, host.sequences[i]!.tokens, `T=${sampler.temperature} row ${i}`);
+        s.scaledLogprobs.forEach((lp, j) => {
+          const hv = host.sequences[i]!.scaledLogprobs[j]!;
+          assert.ok(
+            Math.abs(lp - hv) <= 2e-4 + 1e-4 * Math.abs(hv),
+            `row ${i} ${j}: ${lp} vs ${hv}`,
+          );
+        });
+      });
+    }
+    model.dispose();
+  },
+);

@@ -1,0 +1,439 @@
+/**
+ * WGSL of the device decode loop ({@link DeviceDecoder}): one decode step of a Llama / Qwen2 /
+ * Qwen3 decoder as fixed dispatches over fixed buffers, with the step's varying numbers (the cache
+ * column, the token index) read from a small state buffer on the GPU, so the same dispatches serve
+ * every step and no host value enters a step.
+ *
+ * Design decisions:
+ * - **Sizes are compiled in** (string templates, one pipeline per shape), so loops have constant
+ *   bounds and no params uniform is written per dispatch.
+ * - **GEMV for the projections**: 32 invocations per output feature read its weight row as
+ *   `vec4`s (coalesced), every batch row of a block of `RB` at once, so a weight is read once per
+ *   block of rows; the 32 partial sums are added in lane order through workgroup memory. Decoding
+ *   at small batch is bound by reading the weights, which this reads once.
+ * - **Attention reads the cache in blocks of 128 keys** with an online softmax (running max and
+ *   sum), so the workgroup memory is fixed whatever the context length.
+ * - **Sampling on the GPU**: the keyed uniforms are drawn on the host (the same Philox draws as
+ *   `@rlvr/sampling`'s sampler) and the inverse CDF runs in f32 over chunks of the vocabulary in
+ *   index order; the token feeds the next step's embedding lookup directly.
+ *
+ * @module
+ */
+
+/** Exact WGSL spelling of an f32 constant (its bits, so no decimal rounding creeps in). */
+export function f32Literal(x: number): string {
+  const bits = new Uint32Array(new Float32Array([x]).buffer)[0]!;
+  return `bitcast<f32>(${bits}u)`;
+}
+
+/** State words read by every step: `pos` (the cache column written now), `step` (token index). */
+const STATE = `struct State { pos: u32, step: u32, pad0: u32, pad1: u32 }`;
+
+/** `x[b] = E[tok[b]]`, one workgroup per row. */
+export function embedWgsl(hidden: number): string {
+  return `
+@group(0) @binding(0) var<storage, read> tok: array<u32>;
+@group(0) @binding(1) var<storage, read> E: array<f32>;
+@group(0) @binding(2) var<storage, read_write> x: array<f32>;
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let b = wid.x;
+  let t = tok[b];
+  for (var i = lid.x; i < ${hidden}u; i += 256u) { x[b * ${hidden}u + i] = E[t * ${hidden}u + i]; }
+}`;
+}
+
+/** RMSNorm of each row: `out = x · rsqrt(mean(x²) + eps) · w`, one workgroup per row. */
+export function rmsNormWgsl(hidden: number, eps: number): string {
+  return `
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read> w: array<f32>;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+var<workgroup> red: array<f32, 256>;
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let base = wid.x * ${hidden}u;
+  var s = 0.0;
+  for (var i = lid.x; i < ${hidden}u; i += 256u) { let v = x[base + i]; s += v * v; }
+  red[lid.x] = s;
+  workgroupBarrier();
+  for (var k = 128u; k > 0u; k >>= 1u) {
+    if (lid.x < k) { red[lid.x] += red[lid.x + k]; }
+    workgroupBarrier();
+  }
+  let inv = inverseSqrt(red[0] / f32(${hidden}u) + ${f32Literal(eps)});
+  for (var i = lid.x; i < ${hidden}u; i += 256u) { out[base + i] = x[base + i] * inv * w[i]; }
+}`;
+}
+
+/** What a {@link gemvWgsl} kernel adds to `x · Wᵀ`. */
+export interface GemvOptions {
+  /** Output features (rows of `W`). */
+  n: number;
+  /** Input features (columns of `W`), a multiple of 4. */
+  k: number;
+  /** Batch rows in all. */
+  rows: number;
+  /** Batch rows per workgroup (1 to 8). */
+  rowBlock: number;
+  /** Adds `bias[n]`. */
+  bias: boolean;
+  /** `out += x · Wᵀ` (a residual connection) instead of `out = x · Wᵀ`. */
+  accumulate: boolean;
+  /** SwiGLU: `out = silu(x · Wgᵀ) · (x · Wuᵀ)` with a second weight `Wu`. */
+  swiglu: boolean;
+}
+
+/** Output features per workgroup of {@link gemvWgsl} (one per 32 invocations). */
+export const GEMV_OUTPUTS_PER_GROUP = 4;
+
+/**
+ * `out[r, n] = Σ_k x[r, k] · W[n, k]` (+ bias, + out, or SwiGLU with a second weight), for rows
+ * `r` of the block `wid.y`; grid `(ceil(n / 4), ceil(rows / rowBlock))`.
+ */
+export function gemvWgsl(o: GemvOptions): string {
+  const K4 = o.k / 4;
+  const RB = o.rowBlock;
+  const sw = o.swiglu;
+  let b = 0;
+  const decl = (name: string, type: string, access = "read") =>
+    `@group(0) @binding(${b++}) var<storage, ${access}> ${name}: ${type};`;
+  const lines = [
+    decl("x", "array<vec4<f32>>"),
+    decl("W", "array<vec4<f32>>"),
+    sw ? decl("Wu", "array<vec4<f32>>") : "",
+    o.bias ? decl("bias", "array<f32>") : "",
+    decl("out", "array<f32>", "read_write"),
+  ];
+  const accs = sw ? 2 : 1;
+  return `
+${lines.filter((l) => l !== "").join("\n")}
+var<workgroup> red: array<f32, ${RB * accs * 128}>;
+@compute @workgroup_size(128)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let lane = lid.x % 32u;
+  let group = lid.x / 32u;
+  let n = wid.x * 4u + group;
+  let r0 = wid.y * ${RB}u;
+  var acc: array<f32, ${RB}>;
+  ${sw ? `var accu: array<f32, ${RB}>;` : ""}
+  for (var r = 0u; r < ${RB}u; r++) { acc[r] = 0.0; ${sw ? "accu[r] = 0.0;" : ""} }
+  if (n < ${o.n}u) {
+    let wrow = n * ${K4}u;
+    for (var k = lane; k < ${K4}u; k += 32u) {
+      let w = W[wrow + k];
+      ${sw ? "let wu = Wu[wrow + k];" : ""}
+      for (var r = 0u; r < ${RB}u; r++) {
+        if (r0 + r < ${o.rows}u) {
+          let xv = x[(r0 + r) * ${K4}u + k];
+          acc[r] += dot(w, xv);
+          ${sw ? "accu[r] += dot(wu, xv);" : ""}
+        }
+      }
+    }
+  }
+  for (var r = 0u; r < ${RB}u; r++) {
+    red[r * 128u + lid.x] = acc[r];
+    ${sw ? `red[${RB * 128}u + r * 128u + lid.x] = accu[r];` : ""}
+  }
+  workgroupBarrier();
+  if (lid.x < ${4 * RB}u) {
+    let g = lid.x / ${RB}u;
+    let r = lid.x % ${RB}u;
+    let nn = wid.x * 4u + g;
+    if (nn < ${o.n}u && r0 + r < ${o.rows}u) {
+      var s = 0.0;
+      ${sw ? "var su = 0.0;" : ""}
+      for (var j = 0u; j < 32u; j++) {
+        s += red[r * 128u + g * 32u + j];
+        ${sw ? `su += red[${RB * 128}u + r * 128u + g * 32u + j];` : ""}
+      }
+      ${o.bias ? "s += bias[nn];" : ""}
+      let at = (r0 + r) * ${o.n}u + nn;
+      ${
+    sw
+      ? "out[at] = s / (1.0 + exp(-s)) * su;"
+      : o.accumulate
+      ? "out[at] = out[at] + s;"
+      : "out[at] = s;"
+  }
+    }
+  }
+}`;
+}
+
+/** Shapes of the attention-side kernels. */
+export interface AttentionShape {
+  /** Batch rows. */
+  rows: number;
+  /** Query heads. */
+  heads: number;
+  /** Key/value heads (divides `heads`). */
+  kvHeads: number;
+  /** Head dimension (divides 128). */
+  headDim: number;
+  /** Rotated dimensions (even, at most `headDim`): twice the RoPE tables' width. */
+  rotary: number;
+  /** Cache columns allocated per row. */
+  maxLen: number;
+}
+
+/**
+ * Per (row, head) workgroup: optional per-head RMSNorm (Qwen3's QK-norm), RoPE at the row's
+ * position `state.pos - pad[row]`, queries rotated in place, keys and values written into the
+ * cache column `state.pos`. Grid: `rows · (heads + kvHeads)`.
+ */
+export function ropeKvWgsl(s: AttentionShape, qkNorm: boolean, eps: number): string {
+  const D = s.headDim;
+  const half = s.rotary / 2;
+  const H = s.heads + s.kvHeads;
+  return `
+${STATE}
+@group(0) @binding(0) var<storage, read_write> q: array<f32>;
+@group(0) @binding(1) var<storage, read> k: array<f32>;
+@group(0) @binding(2) var<storage, read> v: array<f32>;
+@group(0) @binding(3) var<storage, read_write> kc: array<f32>;
+@group(0) @binding(4) var<storage, read_write> vc: array<f32>;
+@group(0) @binding(5) var<storage, read> cosT: array<f32>;
+@group(0) @binding(6) var<storage, read> sinT: array<f32>;
+@group(0) @binding(7) var<storage, read> pad: array<u32>;
+@group(0) @binding(8) var<storage, read> state: State;
+${
+    qkNorm
+      ? `@group(0) @binding(9) var<storage, read> qn: array<f32>;
+@group(0) @binding(10) var<storage, read> kn: array<f32>;`
+      : ""
+  }
+var<workgroup> buf: array<f32, ${D}>;
+var<workgroup> red: array<f32, 64>;
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let b = wid.x / ${H}u;
+  let hh = wid.x % ${H}u;
+  let isQ = hh < ${s.heads}u;
+  let kvh = hh - ${s.heads}u;
+  var src = 0u;
+  if (isQ) { src = (b * ${s.heads}u + hh) * ${D}u; } else { src = (b * ${s.kvHeads}u + kvh) * ${D}u; }
+  for (var d = lid.x; d < ${D}u; d += 64u) { if (isQ) { buf[d] = q[src + d]; } else { buf[d] = k[src + d]; } }
+  workgroupBarrier();
+  ${
+    qkNorm
+      ? `var ss = 0.0;
+  for (var d = lid.x; d < ${D}u; d += 64u) { ss += buf[d] * buf[d]; }
+  red[lid.x] = ss;
+  workgroupBarrier();
+  for (var m = 32u; m > 0u; m >>= 1u) {
+    if (lid.x < m) { red[lid.x] += red[lid.x + m]; }
+    workgroupBarrier();
+  }
+  let inv = inverseSqrt(red[0] / f32(${D}u) + ${f32Literal(eps)});
+  workgroupBarrier();
+  for (var d = lid.x; d < ${D}u; d += 64u) {
+    var w = 0.0;
+    if (isQ) { w = qn[d]; } else { w = kn[d]; }
+    buf[d] = buf[d] * inv * w;
+  }
+  workgroupBarrier();`
+      : ""
+  }
+  let pos = state.pos - pad[b];
+  var dst = 0u;
+  if (!isQ) { dst = ((b * ${s.kvHeads}u + kvh) * ${s.maxLen}u + state.pos) * ${D}u; }
+  for (var d = lid.x; d < ${D}u; d += 64u) {
+    var y = buf[d];
+    if (d < ${s.rotary}u) {
+      let j = d % ${half}u;
+      let c = cosT[pos * ${half}u + j];
+      let sn = sinT[pos * ${half}u + j];
+      if (d < ${half}u) { y = buf[d] * c - buf[d + ${half}u] * sn; }
+      else { y = buf[d] * c + buf[d - ${half}u] * sn; }
+    }
+    if (isQ) { q[src + d] = y; } else { kc[dst + d] = y; vc[dst + d] = v[src + d]; }
+  }
+}`;
+}
+
+/**
+ * Attention of one new query per (row, head) workgroup over the cache columns
+ * `[pad[row], state.pos]`, online softmax over blocks of 128 keys. Grid: `rows · heads`.
+ */
+export function attentionWgsl(s: AttentionShape, scale: number): string {
+  const D = s.headDim;
+  const slices = 128 / D;
+  const group = s.heads / s.kvHeads;
+  return `
+${STATE}
+@group(0) @binding(0) var<storage, read> q: array<f32>;
+@group(0) @binding(1) var<storage, read> kc: array<f32>;
+@group(0) @binding(2) var<storage, read> vc: array<f32>;
+@group(0) @binding(3) var<storage, read> pad: array<u32>;
+@group(0) @binding(4) var<storage, read> state: State;
+@group(0) @binding(5) var<storage, read_write> out: array<f32>;
+var<workgroup> qs: array<f32, ${D}>;
+var<workgroup> p: array<f32, 128>;
+var<workgroup> red: array<f32, 128>;
+var<workgroup> accs: array<f32, 128>;
+@compute @workgroup_size(128)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let b = wid.x / ${s.heads}u;
+  let h = wid.x % ${s.heads}u;
+  let kvh = h / ${group}u;
+  let qb = (b * ${s.heads}u + h) * ${D}u;
+  let cb = (b * ${s.kvHeads}u + kvh) * ${s.maxLen}u * ${D}u;
+  for (var d = lid.x; d < ${D}u; d += 128u) { qs[d] = q[qb + d]; }
+  workgroupBarrier();
+  let start = pad[b];
+  let end = state.pos + 1u;
+  let d = lid.x % ${D}u;
+  let slice = lid.x / ${D}u;
+  var m = -3.0e38;
+  var l = 0.0;
+  var acc = 0.0;
+  for (var base = start; base < end; base += 128u) {
+    let j = base + lid.x;
+    var sc = -3.0e38;
+    if (j < end) {
+      var dotv = 0.0;
+      for (var e = 0u; e < ${D}u; e++) { dotv += qs[e] * kc[cb + j * ${D}u + e]; }
+      sc = dotv * ${f32Literal(scale)};
+    }
+    red[lid.x] = sc;
+    workgroupBarrier();
+    for (var k = 64u; k > 0u; k >>= 1u) {
+      if (lid.x < k) { red[lid.x] = max(red[lid.x], red[lid.x + k]); }
+      workgroupBarrier();
+    }
+    let mNew = max(m, red[0]);
+    workgroupBarrier();
+    var pj = 0.0;
+    if (j < end) { pj = exp(sc - mNew); }
+    p[lid.x] = pj;
+    red[lid.x] = pj;
+    workgroupBarrier();
+    for (var k = 64u; k > 0u; k >>= 1u) {
+      if (lid.x < k) { red[lid.x] += red[lid.x + k]; }
+      workgroupBarrier();
+    }
+    let corr = exp(m - mNew);
+    l = l * corr + red[0];
+    acc = acc * corr;
+    let n = min(128u, end - base);
+    for (var jj = slice; jj < n; jj += ${slices}u) {
+      acc += p[jj] * vc[cb + (base + jj) * ${D}u + d];
+    }
+    m = mNew;
+    workgroupBarrier();
+  }
+  accs[lid.x] = acc;
+  workgroupBarrier();
+  if (lid.x < ${D}u) {
+    var s = 0.0;
+    for (var t = 0u; t < ${slices}u; t++) { s += accs[t * ${D}u + lid.x]; }
+    out[qb + lid.x] = s / l;
+  }
+}`;
+}
+
+/**
+ * The token of each row from its logits: greedy (`temperature` 0: the first maximum) or the
+ * inverse CDF of `softmax(logits / T)` at the host-drawn uniform `u[step · rows + row]`. Writes
+ * the token (for the next step's lookup), and per drawn token its id and two log-probs (the
+ * sampling distribution's, and `log softmax(logits / T)`; greedy: 0 and `log softmax(logits)`).
+ * One workgroup per row, the vocabulary in 256 contiguous chunks.
+ */
+export function samplerWgsl(vocab: number, rows: number, temperature: number): string {
+  const chunk = Math.ceil(vocab / 256);
+  const greedy = temperature === 0;
+  const scaled = (v: string) =>
+    temperature === 1 || greedy ? v : `(${v} / ${f32Literal(temperature)})`;
+  return `
+${STATE}
+@group(0) @binding(0) var<storage, read> logits: array<f32>;
+@group(0) @binding(1) var<storage, read> u: array<f32>;
+@group(0) @binding(2) var<storage, read> state: State;
+@group(0) @binding(3) var<storage, read_write> tok: array<u32>;
+@group(0) @binding(4) var<storage, read_write> outTok: array<u32>;
+@group(0) @binding(5) var<storage, read_write> outLp: array<f32>;
+var<workgroup> red: array<f32, 256>;
+var<workgroup> idx: array<u32, 256>;
+var<workgroup> pre: array<f32, 257>;
+var<workgroup> pick: atomic<u32>;
+var<workgroup> lastPos: atomic<u32>;
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let b = wid.x;
+  let base = b * ${vocab}u;
+  let lo = min(lid.x * ${chunk}u, ${vocab}u);
+  let hi = min(lo + ${chunk}u, ${vocab}u);
+  if (lid.x == 0u) { atomicStore(&pick, 0xffffffffu); atomicStore(&lastPos, 0u); }
+  var mx = -3.0e38;
+  var at = 0xffffffffu;
+  for (var i = lo; i < hi; i++) {
+    let v = ${scaled("logits[base + i]")};
+    if (v > mx) { mx = v; at = i; }
+  }
+  red[lid.x] = mx;
+  idx[lid.x] = at;
+  workgroupBarrier();
+  for (var k = 128u; k > 0u; k >>= 1u) {
+    if (lid.x < k) {
+      let o = red[lid.x + k];
+      let oi = idx[lid.x + k];
+      if (o > red[lid.x] || (o == red[lid.x] && oi < idx[lid.x])) { red[lid.x] = o; idx[lid.x] = oi; }
+    }
+    workgroupBarrier();
+  }
+  let gmax = red[0];
+  let amax = idx[0];
+  workgroupBarrier();
+  var s = 0.0;
+  for (var i = lo; i < hi; i++) {
+    let e = exp(${scaled("logits[base + i]")} - gmax);
+    s += e;
+    if (e > 0.0) { atomicMax(&lastPos, i); }
+  }
+  pre[lid.x + 1u] = s;
+  workgroupBarrier();
+  if (lid.x == 0u) {
+    pre[0] = 0.0;
+    for (var t = 1u; t <= 256u; t++) { pre[t] = pre[t] + pre[t - 1u]; }
+  }
+  workgroupBarrier();
+  let Z = pre[256];
+  let step = state.step;
+  ${
+    greedy ? "_ = u[0];\n  let token = amax;" : `let goal = u[step * ${rows}u + b] * Z;
+  if (goal >= pre[lid.x] && goal < pre[lid.x + 1u]) {
+    var cum = pre[lid.x];
+    var found = false;
+    var lastHere = 0xffffffffu;
+    for (var i = lo; i < hi; i++) {
+      let e = exp(${scaled("logits[base + i]")} - gmax);
+      cum += e;
+      if (e > 0.0) { lastHere = i; }
+      if (goal < cum) { atomicMin(&pick, i); found = true; break; }
+    }
+    // This chunk's own running sum can round below the goal that its prefix bracketed:
+    // the draw then falls on the chunk's last positive weight.
+    if (!found && lastHere != 0xffffffffu) { atomicMin(&pick, lastHere); }
+  }
+  workgroupBarrier();
+  var token = atomicLoad(&pick);
+  if (token == 0xffffffffu) { token = atomicLoad(&lastPos); }`
+  }
+  if (lid.x == 0u) {
+    let lp = (${scaled("logits[base + token]")} - gmax) - log(Z);
+    tok[b] = token;
+    outTok[step * ${rows}u + b] = token;
+    outLp[(step * ${rows}u + b) * 2u] = ${greedy ? "0.0" : "lp"};
+    outLp[(step * ${rows}u + b) * 2u + 1u] = lp;
+  }
+}`;
+}
+
+/** Moves the state to the next step: `pos += 1`, `step += 1`. */
+export const ADVANCE_WGSL = `
+${STATE}
+@group(0) @binding(0) var<storage, read_write> state: State;
+@compute @workgroup_size(1)
+fn main() { state.pos = state.pos + 1u; state.step = state.step + 1u; }`;
