@@ -67,7 +67,11 @@ function tokenCount(text: string, input: RewardInput<Row>): number {
 /** Refuses options for a reward type that takes none, naming them. */
 function noOptions(type: string, options: Record<string, unknown>): void {
   if (Object.keys(options).length > 0) {
-    throw new TypeError(`${type}: takes no options, got ${Object.keys(options).join(", ")}`);
+    throw new TypeError(
+      `${type}: takes no ${type === "vl_rows" ? "other " : ""}options, got ${
+        Object.keys(options).join(", ")
+      }`,
+    );
   }
 }
 
@@ -213,7 +217,15 @@ registerRewardType(
   false,
   async (options) => {
     const { defineReward } = await rewards();
-    noOptions("vl_rows", options);
+    const { described, ...rest } = options;
+    noOptions("vl_rows", rest);
+    if (described !== undefined && typeof described !== "boolean") {
+      throw new TypeError(
+        `vl_rows: options.described must be true or false (credit a row only when its ` +
+          `description is also right), got ${JSON.stringify(described)}`,
+      );
+    }
+    const credit = { described: described === true };
     const { rowCountCredit, rowCountSteps, traceGrid } = await import("../demo/vl_format.ts");
     const { VL_PROCESSOR } = await import("../demo/pretrain_vl.ts");
     const gridOf = (input: RewardInput<Row>) => traceGrid(input.row as TaskRow, VL_PROCESSOR);
@@ -221,11 +233,15 @@ registerRewardType(
     return {
       ...defineReward<Row>("vl_rows", (input) => {
         const grid = gridOf(input);
-        return grid === null ? null : rowCountCredit(input.row as TaskRow, grid, input.completion);
+        return grid === null
+          ? null
+          : rowCountCredit(input.row as TaskRow, grid, input.completion, credit);
       }),
       steps(input: RewardInput<Row>) {
         const grid = gridOf(input);
-        return grid === null ? null : rowCountSteps(input.row as TaskRow, grid, input.completion);
+        return grid === null
+          ? null
+          : rowCountSteps(input.row as TaskRow, grid, input.completion, credit);
       },
     };
   },

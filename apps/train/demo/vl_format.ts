@@ -232,6 +232,20 @@ export function cellShapes(row: TaskRow, grid: GridThw): RowShape[][] {
   return cells;
 }
 
+/** A patch row's description in the trace: per patch `.` when empty, else its shapes' codes. */
+function rowCodes(line: readonly RowShape[][]): string {
+  return line.map((c) => c.length === 0 ? "." : c.map(shapeCode).join("")).join("");
+}
+
+/** Options of {@link rowCountSteps} and {@link rowCountCredit} (the `vl_rows` reward's). */
+export interface RowCreditOptions {
+  /**
+   * Credit a row only when its description is also the image's (default false: the count
+   * alone).
+   */
+  described?: boolean;
+}
+
 /** The number of target shapes (the row's colour and kind) in each patch row of `cells`. */
 function targetsPerRow(row: TaskRow, cells: RowShape[][], grid: GridThw): number[] {
   const [, rows, cols] = grid;
@@ -271,7 +285,7 @@ export function vlCompletion(
   for (let r = 0; r < grid[1]; r++) {
     const line = cells.slice(r * cols, (r + 1) * cols);
     lines.push({
-      codes: line.map((c) => c.length === 0 ? "." : c.map(shapeCode).join("")).join(""),
+      codes: rowCodes(line),
       count: counts[r]!,
     });
   }
@@ -341,7 +355,9 @@ export function checkTrace(row: TaskRow, grid: GridThw, text: string): TraceChec
  * a row the completion did not write has no step), ending at the character after it, with value
  * `1/rows` when its count is the number of targets in that patch row of the image (the truth,
  * from the row's shapes, not from the completion's own codes), else 0. Null for a row that is
- * not a counting row or a completion without a `<think>…</think>` block. The values sum to
+ * not a counting row or a completion without a `<think>…</think>` block. With `described`, a
+ * step is right only when the row's description (the codes before `:`) is also the image's, so
+ * a count that is right for a wrong picture earns nothing. The values sum to
  * {@link rowCountCredit}: these are the steps of the `vl_rows` reward.
  *
  * @example Usage
@@ -360,19 +376,24 @@ export function rowCountSteps(
   row: TaskRow,
   grid: GridThw,
   text: string,
+  options: RowCreditOptions = {},
 ): { end: number; value: number }[] | null {
   if (!Array.isArray(row.shapes) || row.targetColor === undefined) return null;
   const think = /<think>([^<]*)<\/think>/.exec(text);
   if (think === null) return null;
-  const want = targetsPerRow(row, cellShapes(row, grid), grid);
-  const rows = grid[1];
+  const cells = cellShapes(row, grid);
+  const want = targetsPerRow(row, cells, grid);
+  const [, rows, cols] = grid;
   const written = think[1]!.split(" ");
   const steps: { end: number; value: number }[] = [];
   let at = think.index + "<think>".length;
   for (let r = 0; r < rows && r < written.length; r++) {
-    const count = /^[^:]*:(\d+)=\d+$/.exec(written[r]!)?.[1];
+    const m = /^([^:]*):(\d+)=\d+$/.exec(written[r]!);
     at += written[r]!.length;
-    steps.push({ end: at, value: count !== undefined && Number(count) === want[r] ? 1 / rows : 0 });
+    const described = options.described !== true ||
+      m?.[1] === rowCodes(cells.slice(r * cols, (r + 1) * cols));
+    const right = m !== null && Number(m[2]) === want[r] && described;
+    steps.push({ end: at, value: right ? 1 / rows : 0 });
     at += 1; // the space between steps
   }
   return steps;
@@ -400,9 +421,14 @@ export function rowCountSteps(
  * assert.equal(rowCountCredit(sum, [1, 4, 4], text), null);
  * ```
  */
-export function rowCountCredit(row: TaskRow, grid: GridThw, text: string): number | null {
+export function rowCountCredit(
+  row: TaskRow,
+  grid: GridThw,
+  text: string,
+  options: RowCreditOptions = {},
+): number | null {
   if (!Array.isArray(row.shapes) || row.targetColor === undefined) return null;
-  const steps = rowCountSteps(row, grid, text) ?? [];
+  const steps = rowCountSteps(row, grid, text, options) ?? [];
   return steps.reduce((sum, s) => sum + s.value, 0);
 }
 
