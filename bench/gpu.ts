@@ -7,10 +7,12 @@
  * 2. the fused attention kernel (online softmax, `scaledDotProductAttention`) against the
  *    unfused path (`q·kᵀ`, causal mask, softmax, `·v` as separate ops) at a Qwen2.5-0.5B layer's
  *    shape (14 query heads, 2 KV heads, head 64) over 2048 tokens;
- * 3. decode tokens/s of the Qwen2.5-0.5B shape (random weights) at batch 1, 16 and 64, and the
- *    time `CausalLM.random` takes to build it;
- * 4. one GRPO step at that shape: sample 4 prompts × 8 responses, score them (old log-probs,
- *    no grad), the clipped policy loss with GRPO advantages, backward, clip, AdamW; tokens/s and
+ * 3. decode tokens/s of the Qwen2.5-0.5B shape (random weights) at batch 1, 16 and 64 in both of
+ *    `generate`'s loops (`decodeLoop` host: logits read back and sampled on the host each step;
+ *    device: steps and sampling on the GPU, 16 steps per round trip), batch 1 over
+ *    `longTokens` in the device loop, and the time `CausalLM.random` takes to build the model;
+ * 4. one GRPO step at that shape: sample 4 prompts × 8 responses (device loop), score them (old
+ *    log-probs, no grad), the clipped policy loss with GRPO advantages, backward, clip, AdamW; tokens/s and
  *    MFU (model FLOPs over the step's time, against `--peak-gflops`);
  * 5. peak GPU memory (the backend's buffers: `poolStats().peakAllocatedBytes`).
  *
@@ -949,8 +951,8 @@ export function formatGpuReport(r: GpuBenchReport): string {
   lines.push("");
   const t = r.torch !== null && "generateAll" in r.torch ? r.torch : null;
   lines.push(
-    `| decode loop | batch | new tokens | decode tokens/s | ms/step | prefill s (${r.plan.promptTokens} tokens) | ` +
-      `whole call tokens/s | PyTorch whole call tokens/s | host record / read / sample ms per pass |`,
+    `| decode loop | batch | new tokens | decode tokens/s | ms/step | ` +
+      `prefill s (${r.plan.promptTokens} tokens) | whole call tokens/s | PyTorch whole call tokens/s | host record / read / sample ms per pass |`,
   );
   lines.push("|---|---:|---:|---:|---:|---:|---:|---:|---|");
   for (const d of r.decode) {
@@ -970,7 +972,8 @@ export function formatGpuReport(r: GpuBenchReport): string {
   if (g === null) lines.push(`GRPO step failed: ${r.grpoError}`);
   else {
     lines.push(
-      "| GRPO step (device decode loop) | rows | s | generate s | score+train s | tokens/s | GFLOP | MFU |",
+      "| GRPO step (device decode loop) | rows | s | generate s | score+train s | tokens/s | " +
+        "GFLOP | MFU |",
     );
     lines.push("|---|---:|---:|---:|---:|---:|---:|---:|");
     lines.push(
