@@ -229,5 +229,13 @@ Deno.test("crossFieldProblems: rollout.decodeLoop=device refuses a CPU trainer, 
   );
   const lora = device((c) => c.model.lora = { rank: 4, alpha: 8, targetModules: ["q_proj"] });
   assert.match(lora[0]!.message, /model\.lora is set, .*set model\.lora to null/);
+  const visual = device((c) => {
+    c.task.name = "count_shapes";
+    c.task.options = {};
+  });
+  assert.match(
+    visual[0]!.message,
+    /the run is visual \(task\.name count_shapes, .*does not run; use a text task/,
+  );
   assert.deepEqual(crossFieldProblems(config((c) => c.rollout.decodeLoop = "host")), []);
 });

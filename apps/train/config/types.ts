@@ -253,10 +253,10 @@ export interface Config {
      */
     partial?: boolean | undefined;
     /**
-     * Where the decode steps of training rollouts run (`generate`'s `decodeLoop`). `host`: each
-     * step's logits are read back and sampled on the host. `device`: on WebGPU, steps run as
-     * fixed GPU programs that sample on the GPU, 16 steps per host round trip (no sampler
-     * filters, no LoRA). Absent: host.
+     * Where the decode steps of training rollouts and held-out evaluations run (`generate`'s
+     * `decodeLoop`). `host`: each step's logits are read back and sampled on the host. `device`:
+     * on WebGPU, steps run as fixed GPU programs that sample on the GPU, 16 steps per host round
+     * trip (no sampler filters, no LoRA, no images). Absent: host.
      */
     decodeLoop?: "host" | "device" | undefined;
   };

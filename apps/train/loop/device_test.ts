@@ -11,6 +11,7 @@ import {
   selectTrainDevice,
   type TrainDevice,
 } from "./device.ts";
+import { evalMain } from "./eval_main.ts";
 import { runTraining } from "./run.ts";
 
 Deno.test("selectTrainDevice: cpu is the process's CPU backend and looks for no adapter; a bad choice names trainer.device", async () => {
@@ -133,7 +134,7 @@ gpuTest(
   async () => {
     const root = await Deno.makeTempDir();
     try {
-      const set = [...SMALL, "rollout.groupSize=4", "trainer.evalProblems=0"];
+      const set = [...SMALL, "rollout.groupSize=4"];
       const host = await twoSteps(root, "webgpu", "grpo", set);
       const dev = await twoSteps(root, "webgpu", "grpo", [...set, "rollout.decodeLoop=device"]);
       // Keyed draws: the device loop draws the same uniforms; its f32 logits and inverse CDF
@@ -141,6 +142,14 @@ gpuTest(
       // (a draw within ~1e-6 of a boundary could flip; these seeds are fixed).
       // The device loop did run: its sampler's log-probs come from other kernels, so they sit
       // at another (small) distance from the learner's recomputation than the host loop's.
+      // The held-out evaluations (4 problems × 2 samples) run through the same loop.
+      for (const k of ["before", "after"] as const) {
+        assert.ok(dev.r[k] !== null);
+        assert.deepEqual(
+          [dev.r[k]!.passAt1, dev.r[k]!.meanLength],
+          [host.r[k]!.passAt1, host.r[k]!.meanLength],
+        );
+      }
       const diffs = [dev, host].map((r) => r.metrics.map((m) => m.sampler_logprob_diff!));
       assert.notDeepEqual(diffs[0], diffs[1]);
       assert.ok(diffs[0]!.every((d) => d < 1e-5), `sampler_logprob_diff ${diffs[0]}`);
@@ -153,6 +162,28 @@ gpuTest(
         host.metrics.map((m) => m["response_length/mean"]),
       );
       assert.ok(Math.abs(dev.metrics[0]!.pg_loss! - host.metrics[0]!.pg_loss!) <= 1e-5);
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+);
+
+gpuTest(
+  "deno task eval --decode-loop device: the host loop's completions on WebGPU",
+  async () => {
+    const root = await Deno.makeTempDir();
+    try {
+      const run = async (loop: string) => {
+        const out = join(root, loop);
+        const flags = ["--problems", "6", "--samples", "2", "--device", "webgpu"];
+        const r = await evalMain([...flags, "--decode-loop", loop, "--out", out], () => {});
+        assert.ok(r !== null);
+        return (await readJsonl<{ completion: string }>(join(out, "samples.jsonl"))).records;
+      };
+      const host = await run("host");
+      const device = await run("device");
+      assert.equal(device.length, 12);
+      assert.deepEqual(device.map((s) => s.completion), host.map((s) => s.completion));
     } finally {
       await Deno.remove(root, { recursive: true });
     }

@@ -37,6 +37,8 @@ export interface EvaluateOptions {
   maxNewTokens: number;
   /** Completions generated per `generate` call (default 256). */
   batch?: number;
+  /** Where decode steps run (`generate`'s `decodeLoop`; default `"host"`). */
+  decodeLoop?: "host" | "device";
   /**
    * Token ids that end a completion (default: the tokenizer's EOS); `loadPolicy` gives the
    * tokenizer's, `config.json`'s and `generation_config.json`'s together.
@@ -184,6 +186,7 @@ export async function evaluate<R extends TaskRow>(
       sequenceIds: part.map((j) => j.id),
       tokenizer,
       ...(opts.eosTokenIds !== undefined ? { eosTokenIds: opts.eosTokenIds } : {}),
+      ...(opts.decodeLoop === undefined ? {} : { decodeLoop: opts.decodeLoop }),
     });
     const texts = sequences.map((seq) => seq.text ?? "");
     const verdicts = opts.solved !== undefined

@@ -104,6 +104,9 @@ export const EVAL_USAGE =
   --temperature T          sampling temperature (default 1; 0 = greedy)
   --max-new-tokens N       generation limit (default 8, the tiny model's; raise it for a real model)
   --device auto|webgpu|cpu where the model runs (default auto: WebGPU on a hardware adapter only)
+  --decode-loop host|device
+                           host (default): each decode step's logits are sampled on the host;
+                           device (WebGPU): steps and sampling run on the GPU, 16 per round trip
   --out <dir>              where eval.jsonl and samples.jsonl go
                            (default runs/eval-<task or file>-<UTC time>)
   -h, --help               print this message`;
@@ -335,6 +338,7 @@ async function run(
         temperature: { type: "string", default: "1" },
         "max-new-tokens": { type: "string", default: "8" },
         device: { type: "string", default: "auto" },
+        "decode-loop": { type: "string", default: "host" },
         out: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
@@ -458,6 +462,13 @@ async function run(
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
+  const decodeLoop = v["decode-loop"];
+  if (decodeLoop !== "host" && decodeLoop !== "device") {
+    throw new UsageError(
+      `--decode-loop ${JSON.stringify(decodeLoop)} is not host or device (device: decode steps ` +
+        `and sampling on the GPU, with --device webgpu)`,
+    );
+  }
   let problems: number | "all" | null = null;
   if (v.problems === "all") {
     if (v.data === undefined) {
@@ -567,6 +578,7 @@ async function run(
       maxNewTokens,
       eosTokenIds,
       vision,
+      decodeLoop,
       onSample: (s) => {
         const p = perProblem[s.problem]!;
         p.rewards[s.sample] = s.reward;

@@ -209,6 +209,7 @@ Deno.test("evalMain: a bad flag prints the flag, its value and the usage, and re
       [["--temperature", "hot"], /--temperature "hot" is not a number >= 0/],
       [["--max-new-tokens", "0"], /--max-new-tokens "0" is not an integer >= 1/],
       [["--device", "gpu"], /"gpu" \(from --device\)/],
+      [["--decode-loop", "gpu"], /--decode-loop "gpu" is not host or device/],
       [["a", "b"], /one checkpoint at most, got "a" "b"/],
       [["builtin:tiny", "--model", "x"], /checkpoint "builtin:tiny" and --model "x" differ/],
       [["--model", "builtin:huge"], /--model "builtin:huge" is not a built-in model/],

@@ -100,6 +100,7 @@ export function heldOutEvaluator(
     maxNewTokens: config.rollout.maxNewTokens,
     eosTokenIds: learner.init.eosTokenIds,
     vision: learner.vision,
+    ...(config.rollout.decodeLoop === undefined ? {} : { decodeLoop: config.rollout.decodeLoop }),
   };
   const logged = t.samplesEvery > 0 ? Math.min(t.samplesCount, held.length) : 0;
   const rows = [...held];
