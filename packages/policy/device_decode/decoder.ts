@@ -205,12 +205,15 @@ export class DeviceDecoder {
 
     // A pooled buffer can be larger than its tensor: bind only the tensor's bytes.
     const sizes = new Map<GPUBuffer, number>();
-    const weight = (name: string): GPUBuffer => {
-      const t = model.params.get(name);
-      if (t === undefined) throw new Error(`DeviceDecoder: the model has no ${name}`);
+    const bound = (t: Tensor): GPUBuffer => {
       const { buffer, bytes } = backend.gpuBuffer(t.buffer);
       sizes.set(buffer, bytes);
       return buffer;
+    };
+    const weight = (name: string): GPUBuffer => {
+      const t = model.params.get(name);
+      if (t === undefined) throw new Error(`DeviceDecoder: the model has no ${name}`);
+      return bound(t);
     };
     const buffer = (bytes: number, label: string): GPUBuffer => {
       const b = this.#device.createBuffer({ size: Math.max(16, bytes), usage: STORAGE, label });
@@ -243,13 +246,8 @@ export class DeviceDecoder {
     });
     this.#tables.push(tables.cos, tables.sin);
     const rotary = 2 * tables.cos.shape[tables.cos.ndim - 1]!;
-    const table = (t: Tensor): GPUBuffer => {
-      const { buffer, bytes } = backend.gpuBuffer(t.buffer);
-      sizes.set(buffer, bytes);
-      return buffer;
-    };
-    const cos = table(tables.cos);
-    const sin = table(tables.sin);
+    const cos = bound(tables.cos);
+    const sin = bound(tables.sin);
 
     // Pipelines and bind groups are checked in one error scope: `checked()` reports a shader
     // that did not compile instead of letting the steps run without it.
@@ -323,38 +321,31 @@ export class DeviceDecoder {
       weight("model.embed_tokens.weight"),
       x,
     ], B);
+    // `y = x · Wᵀ (+ b)` of the linear module at `path`, into `out` (set, or added to it).
+    const linear = (
+      path: string,
+      input: GPUBuffer,
+      out: GPUBuffer,
+      n: number,
+      kk: number,
+      mode: "set" | "accumulate",
+    ) =>
+      gemv(
+        input,
+        [weight(`${path}.weight`)],
+        has(`${path}.bias`) ? weight(`${path}.bias`) : null,
+        out,
+        n,
+        kk,
+        mode,
+      );
     for (let l = 0; l < c.numLayers; l++) {
       const p = `model.layers.${l}`;
-      const maybe = (name: string) => (has(name) ? weight(name) : null);
-      add(norm, [x, weight(`${p}.input_layernorm.weight`), h], B);
       const H = c.hiddenSize;
-      gemv(
-        h,
-        [weight(`${p}.self_attn.q_proj.weight`)],
-        maybe(`${p}.self_attn.q_proj.bias`),
-        q,
-        c.numHeads * D,
-        H,
-        "set",
-      );
-      gemv(
-        h,
-        [weight(`${p}.self_attn.k_proj.weight`)],
-        maybe(`${p}.self_attn.k_proj.bias`),
-        k,
-        c.numKvHeads * D,
-        H,
-        "set",
-      );
-      gemv(
-        h,
-        [weight(`${p}.self_attn.v_proj.weight`)],
-        maybe(`${p}.self_attn.v_proj.bias`),
-        v,
-        c.numKvHeads * D,
-        H,
-        "set",
-      );
+      add(norm, [x, weight(`${p}.input_layernorm.weight`), h], B);
+      linear(`${p}.self_attn.q_proj`, h, q, c.numHeads * D, H, "set");
+      linear(`${p}.self_attn.k_proj`, h, k, c.numKvHeads * D, H, "set");
+      linear(`${p}.self_attn.v_proj`, h, v, c.numKvHeads * D, H, "set");
       add(
         rope,
         [
@@ -374,34 +365,11 @@ export class DeviceDecoder {
         B * (c.numHeads + c.numKvHeads),
       );
       add(attention, [q, this.#kc[l]!, this.#vc[l]!, this.#pad, this.#state, attn], B * c.numHeads);
-      gemv(
-        attn,
-        [weight(`${p}.self_attn.o_proj.weight`)],
-        maybe(`${p}.self_attn.o_proj.bias`),
-        x,
-        H,
-        c.numHeads * D,
-        "accumulate",
-      );
+      linear(`${p}.self_attn.o_proj`, attn, x, H, c.numHeads * D, "accumulate");
       add(norm, [x, weight(`${p}.post_attention_layernorm.weight`), h], B);
-      gemv(
-        h,
-        [weight(`${p}.mlp.gate_proj.weight`), weight(`${p}.mlp.up_proj.weight`)],
-        null,
-        mlp,
-        c.intermediateSize,
-        H,
-        "swiglu",
-      );
-      gemv(
-        mlp,
-        [weight(`${p}.mlp.down_proj.weight`)],
-        null,
-        x,
-        H,
-        c.intermediateSize,
-        "accumulate",
-      );
+      const gateUp = [weight(`${p}.mlp.gate_proj.weight`), weight(`${p}.mlp.up_proj.weight`)];
+      gemv(h, gateUp, null, mlp, c.intermediateSize, H, "swiglu");
+      linear(`${p}.mlp.down_proj`, mlp, x, H, c.intermediateSize, "accumulate");
     }
     add(norm, [x, weight("model.norm.weight"), h], B);
     const head = c.tieWordEmbeddings ? "model.embed_tokens.weight" : "lm_head.weight";
