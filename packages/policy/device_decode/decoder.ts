@@ -2,10 +2,11 @@
  * The device decode loop: decode steps of a {@link CausalLM} as fixed GPU programs that sample on
  * the GPU and feed each token to the next step there, so many steps run per host round trip.
  *
- * Why: on Deno's WebGPU every wait for the GPU (`mapAsync`, `onSubmittedWorkDone`) takes at least
- * about 10 ms (its implementation polls the device, then sleeps 10 ms), and encoding a decode step
- * through the tensor ops costs tens of microseconds per dispatch. A step that reads its logits
- * back to sample on the host is therefore bounded near 90 steps per second whatever the GPU. Here a
+ * Why: on Deno's WebGPU every wait for the GPU (`mapAsync`, `onSubmittedWorkDone`) takes about
+ * 11 ms (its implementation polls the device, then sleeps 10 ms; `bench/webgpu_wait.ts`), and
+ * encoding a decode step through the tensor ops costs tens of microseconds per dispatch. A step
+ * that reads its logits back to sample on the host is therefore bounded near 85 steps per second
+ * whatever the GPU. Here a
  * step is about ten dispatches per layer with bind groups built once; the host records chunks of
  * steps, submits them, and reads the tokens of a chunk while the next one runs.
  *
