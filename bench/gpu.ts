@@ -10,7 +10,8 @@
  * 3. decode tokens/s of the Qwen2.5-0.5B shape (random weights) at batch 1, 16 and 64 in both of
  *    `generate`'s loops (`decodeLoop` host: logits read back and sampled on the host each step;
  *    device: steps and sampling on the GPU, 16 steps per round trip), batch 1 over
- *    `longTokens` in the device loop, and the time `CausalLM.random` takes to build the model;
+ *    `longTokens` in the device loop, the GPU time per kernel of one device-loop step (every
+ *    dispatch timed, `DeviceDecoder.profile`), and the time `CausalLM.random` takes;
  * 4. one GRPO step at that shape: sample 4 prompts × 8 responses (device loop), score them (old
  *    log-probs, no grad), the clipped policy loss with GRPO advantages, backward, clip, AdamW; tokens/s and
  *    MFU (model FLOPs over the step's time, against `--peak-gflops`);
@@ -59,7 +60,9 @@ import {
 import {
   CausalLM,
   configToHf,
+  DeviceDecoder,
   generate,
+  KVCache,
   type ModelConfig,
   modelConfig,
   scoreCompletions,
@@ -299,6 +302,11 @@ export interface GpuBenchReport {
   };
   /** Peak bytes of the backend's GPU buffers over the model sections. */
   peakGpuBytes: number;
+  /**
+   * GPU time per kernel of one device-loop step at batch 1 (`DeviceDecoder.profile`, every
+   * dispatch in its own timed pass), or why it was not measured.
+   */
+  deviceProfile?: { kernel: string; dispatches: number; ms: number }[] | { skipped: string };
   /** PyTorch on CUDA, same shapes (`--torch`), or why it did not run. */
   torch: TorchSide | { skipped: string } | null;
   /** Params-uniform and bind-group cache counters at the end (null: the cache is off). */
@@ -609,6 +617,44 @@ async function checkDeviceLoop(gpu: WebGpuBackend): Promise<Check> {
   };
 }
 
+/**
+ * One device-loop step at batch 1 with every dispatch timed on the GPU: a prefill of
+ * `promptTokens` into a cache, then `DeviceDecoder.profile` on three steps (the last is kept, the
+ * first two warm up).
+ */
+async function profileDeviceStep(
+  model: CausalLM,
+  gpu: WebGpuBackend,
+  plan: GpuBenchPlan,
+  rng: Rng,
+): Promise<NonNullable<GpuBenchReport["deviceProfile"]>> {
+  if (!gpu.device.features.has("timestamp-query")) {
+    return { skipped: "the adapter does not offer timestamp-query" };
+  }
+  const cache = new KVCache(plan.model, 1);
+  const ids = randomIds(rng, 1, plan.promptTokens, plan.model.vocabSize);
+  let dec: DeviceDecoder | null = null;
+  try {
+    noGrad(() => model.forward(tensor(ids, { dtype: "i32", backend: gpu }), { cache }).dispose());
+    dec = new DeviceDecoder(model, {
+      rows: 1,
+      maxLen: plan.promptTokens + 4,
+      maxSteps: 4,
+      temperature: 1,
+    });
+    await dec.checked();
+    dec.start(cache, { pads: [0], tokens: [1], step: 1 }, new Float32Array([0, 0.5, 0.5, 0.5]));
+    await dec.profile(1);
+    await dec.profile(2);
+    return await dec.profile(3);
+  } catch (e) {
+    return { skipped: `failed: ${e instanceof Error ? e.message : String(e)}` };
+  } finally {
+    dec?.dispose();
+    cache.dispose();
+  }
+}
+
 /** FLOPs of the model's matmuls per token (attention scores left out: short sequences here). */
 function flopsPerToken(c: ModelConfig): number {
   const d = c.hiddenSize;
@@ -776,6 +822,7 @@ export async function runGpuBench(
   progress(`CausalLM.random: ${initSeconds.toFixed(2)} s`);
   const modelParams = model.parameters().reduce((a, p) => a + p.size, 0);
   const decode: GpuBenchReport["decode"] = [];
+  let deviceProfile: GpuBenchReport["deviceProfile"] = { skipped: "not reached" };
   const optimizer = new AdamW(model.parameters(), { lr: 1e-6 });
   let grpoResult: GpuBenchReport["grpoStep"] = null;
   let grpoError: string | null = null;
@@ -825,6 +872,8 @@ export async function runGpuBench(
       });
       progress(`${what}: ${timing.decodeTokensPerS.toFixed(1)} tokens/s`);
     }
+    progress("device loop: GPU time per kernel of one step at batch 1");
+    deviceProfile = await profileDeviceStep(model, gpu, plan, rng);
     try {
       progress(`GRPO step (warm-up): ${plan.grpo.prompts} × ${plan.grpo.group}`);
       const before = await model.params.get("model.norm.weight")!.data();
@@ -899,6 +948,7 @@ export async function runGpuBench(
     grpoStep: grpoResult,
     grpoError,
     peakGpuBytes: gpu.poolStats().peakAllocatedBytes,
+    deviceProfile,
     torch,
     dispatchCache: gpu.dispatchCacheStats(),
     checks,
@@ -1001,6 +1051,26 @@ export function formatGpuReport(r: GpuBenchReport): string {
   }
   lines.push("");
   lines.push(`Peak GPU memory (the backend's buffers): ${fx(r.peakGpuBytes / 2 ** 30, 2)} GiB.`);
+  const prof = r.deviceProfile;
+  if (prof !== undefined && "skipped" in prof) {
+    lines.push("", `Device-loop step profile not measured: ${prof.skipped}`);
+  } else if (prof !== undefined) {
+    const total = prof.reduce((a, p) => a + p.ms, 0);
+    lines.push(
+      "",
+      "| device-loop step at batch 1, GPU time per kernel | dispatches | ms | share |",
+    );
+    lines.push("|---|---:|---:|---:|");
+    for (const p of prof) {
+      lines.push(
+        `| ${p.kernel.replaceAll("|", "\\|")} | ${p.dispatches} | ${fx(p.ms, 3)} | ${
+          fx((100 * p.ms) / total)
+        }% |`,
+      );
+    }
+    const dispatches = prof.reduce((a, p) => a + p.dispatches, 0);
+    lines.push(`| all (each dispatch in its own pass) | ${dispatches} | ${fx(total, 3)} | |`);
+  }
   if (r.dispatchCache !== null) {
     const c = r.dispatchCache;
     lines.push(

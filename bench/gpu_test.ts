@@ -96,6 +96,10 @@ function fakeReport(): GpuBenchReport {
       loss: 0.1,
     },
     peakGpuBytes: 9 * 2 ** 30,
+    deviceProfile: [
+      { kernel: "decode.gemv.set.151936x896", dispatches: 1, ms: 0.3 },
+      { kernel: "decode.attention", dispatches: 24, ms: 0.1 },
+    ],
     torch: { skipped: "no CUDA" },
     dispatchCache: { hits: 10, misses: 2, uniforms: 1, bindGroups: 2 },
     checks: [
@@ -118,6 +122,8 @@ Deno.test("formatGpuReport: every section, failed checks in bold, pipes escaped 
   assert.match(md, /Dispatch cache: 10 hits, 2 misses/);
   assert.match(md, /\| 4 × 8 \| 32 \| 10\.00 \| 6\.00 \| 4\.00 \| 409\.6 \| 12000\.0 \| 1\.79% \|/);
   assert.match(md, /Peak GPU memory \(the backend's buffers\): 9\.00 GiB/);
+  assert.match(md, /\| decode\.gemv\.set\.151936x896 \| 1 \| 0\.300 \| 75\.0% \|/);
+  assert.match(md, /\| all \(each dispatch in its own pass\) \| 25 \| 0\.400 \| \|/);
   assert.match(md, /PyTorch side not run: no CUDA/);
   assert.match(md, /\| a \\\| b \| yes \| 1\.00e-7 \| \\\|Δ\\\| ≤ 1e-4 \|/);
   assert.match(md, /\| broken \| \*\*NO\*\* \|/);
@@ -162,6 +168,9 @@ Deno.test({
         "device 1×8",
       ]);
       assert.ok(r.checks.some((c) => c.name.startsWith("device decode loop")));
+      const prof = r.deviceProfile!;
+      if ("skipped" in prof) assert.match(prof.skipped, /timestamp-query/);
+      else assert.ok(prof.some((p) => p.kernel === "decode.sampler" && p.dispatches === 1));
       for (const d of r.decode) assert.ok(d.decodeTokensPerS > 0 && d.msPerStep > 0);
       const g = r.grpoStep;
       assert.ok(g !== null, `GRPO step failed: ${r.grpoError}`);

@@ -302,7 +302,7 @@ export class DeviceDecoder {
         swiglu: mode === "swiglu",
       });
       const bufs = [input, ...weights, ...(bias === null ? [] : [bias]), out];
-      add(pipeline(code, `decode.gemv.${n}x${kk}`), bufs, Math.ceil(n / 4), rowGroups);
+      add(pipeline(code, `decode.gemv.${mode}.${n}x${kk}`), bufs, Math.ceil(n / 4), rowGroups);
     };
     const norm = pipeline(rmsNormWgsl(c.hiddenSize, c.rmsNormEps), "decode.rmsnorm");
     const shape: AttentionShape = {
@@ -509,6 +509,66 @@ export class DeviceDecoder {
       }
       return { from, steps, tokens, logprobs, scaledLogprobs };
     });
+  }
+
+  /**
+   * Runs one decode step (token index `from`, as {@link DeviceDecoder.run} would) with every
+   * dispatch in its own compute pass between two GPU timestamps, and returns the GPU time per
+   * kernel (pipeline label), largest first. Separate passes add a little time of their own, so
+   * the sum is an upper bound of a normal step's. Needs the `timestamp-query` feature.
+   *
+   * @param from Token index of the step (it advances the state like `run`).
+   * @returns Per kernel: label, dispatches per step, GPU milliseconds in all.
+   */
+  async profile(from: number): Promise<{ kernel: string; dispatches: number; ms: number }[]> {
+    this.#alive();
+    if (!this.#device.features.has("timestamp-query")) {
+      throw new Error("DeviceDecoder.profile: the device lacks the timestamp-query feature");
+    }
+    if (!Number.isInteger(from) || from < 0 || from >= this.#opts.maxSteps) {
+      throw new RangeError(
+        `DeviceDecoder.profile: token index ${from} is outside [0, ${this.#opts.maxSteps})`,
+      );
+    }
+    const n = this.#steps.length;
+    const querySet = this.#device.createQuerySet({ type: "timestamp", count: 2 * n });
+    const resolved = this.#device.createBuffer({ size: 16 * n, usage: 0x200 | 0x04 }); // QUERY_RESOLVE | COPY_SRC
+    const staging = this.#device.createBuffer({ size: 16 * n, usage: STAGING });
+    try {
+      const enc = this.#device.createCommandEncoder();
+      this.#steps.forEach((d, i) => {
+        const pass = enc.beginComputePass({
+          timestampWrites: {
+            querySet,
+            beginningOfPassWriteIndex: 2 * i,
+            endOfPassWriteIndex: 2 * i + 1,
+          },
+        });
+        pass.setPipeline(d.pipeline);
+        pass.setBindGroup(0, d.group);
+        pass.dispatchWorkgroups(d.x, d.y);
+        pass.end();
+      });
+      enc.resolveQuerySet(querySet, 0, 2 * n, resolved, 0);
+      enc.copyBufferToBuffer(resolved, 0, staging, 0, 16 * n);
+      this.#device.queue.submit([enc.finish()]);
+      await staging.mapAsync(GPUMapMode.READ);
+      const ts = new BigUint64Array(staging.getMappedRange().slice(0));
+      staging.unmap();
+      const by = new Map<string, { dispatches: number; ms: number }>();
+      this.#steps.forEach((d, i) => {
+        const ns = ts[2 * i + 1]! >= ts[2 * i]! ? Number(ts[2 * i + 1]! - ts[2 * i]!) : 0;
+        const e = by.get(d.pipeline.label) ?? { dispatches: 0, ms: 0 };
+        e.dispatches++;
+        e.ms += ns / 1e6;
+        by.set(d.pipeline.label, e);
+      });
+      return [...by].map(([kernel, e]) => ({ kernel, ...e })).sort((a, b) => b.ms - a.ms);
+    } finally {
+      querySet.destroy();
+      resolved.destroy();
+      staging.destroy();
+    }
   }
 
   /** Frees the decoder's buffers (the model's weights stay). */

@@ -1,12 +1,14 @@
 import assert from "node:assert/strict";
 import { webgpuSuite } from "@rlvr/tensor/testing";
-import { withBackend } from "@rlvr/tensor";
+import { noGrad, tensor, withBackend } from "@rlvr/tensor";
 import {
   CausalLM,
   deviceDecodeProblem,
+  DeviceDecoder,
   generate,
   type GenerateOptions,
   type GenerateStep,
+  KVCache,
   type ModelConfig,
   modelConfig,
 } from "@rlvr/policy";
@@ -213,3 +215,42 @@ suite.test(
     model.dispose();
   },
 );
+
+suite.test("DeviceDecoder.profile: GPU time per kernel of one step, every dispatch counted", async (gpu) => {
+  const config = CONFIGS.llama!;
+  const model = withBackend(gpu, () => CausalLM.random(config, { seed: 1, std: 0.5 }));
+  const cache = new KVCache(config, 1);
+  noGrad(() =>
+    model.forward(tensor([[1, 2, 3]], { dtype: "i32", backend: gpu }), { cache }).dispose()
+  );
+  const dec = new DeviceDecoder(model, { rows: 1, maxLen: 8, maxSteps: 4, temperature: 0 });
+  try {
+    await dec.checked();
+    dec.start(cache, { pads: [0], tokens: [4], step: 1 }, new Float32Array(4));
+    const profile = await dec.profile(1);
+    const kernels = profile.map((p) => p.kernel);
+    for (
+      const k of [
+        "decode.embed",
+        "decode.rmsnorm",
+        "decode.ropekv",
+        "decode.attention",
+        "decode.sampler",
+        "decode.advance",
+      ]
+    ) {
+      assert.ok(kernels.includes(k), `${k} in ${kernels}`);
+    }
+    assert.equal(profile.reduce((n, p) => n + p.dispatches, 0), dec.dispatchesPerStep);
+    assert.ok(profile.every((p) => p.ms >= 0 && Number.isFinite(p.ms)));
+    assert.ok(profile.every((p, i) => i === 0 || p.ms <= profile[i - 1]!.ms)); // largest first
+    // The profiled step advanced the state like a run: the next steps decode from index 2.
+    const next = await dec.run(2, 2);
+    assert.equal(next.tokens.length, 2);
+    assert.throws(() => dec.run(3, 2), /steps 3\.\.4 exceed maxSteps 4/);
+  } finally {
+    dec.dispose();
+    cache.dispose();
+    model.dispose();
+  }
+});
