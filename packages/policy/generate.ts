@@ -622,7 +622,7 @@ export async function generate(
           offsets,
           B,
           breakdown,
-          finishes: (out, token) => finishOf(out, token),
+          finishes: finishOf,
           ...(opts.onTokens === undefined ? {} : { onTokens: opts.onTokens }),
           ...(interrupt === undefined ? {} : { interrupt }),
         });

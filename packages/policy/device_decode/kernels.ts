@@ -26,6 +26,32 @@ export function f32Literal(x: number): string {
   return `bitcast<f32>(${bits}u)`;
 }
 
+/**
+ * WGSL of `fn <name>(v: f32, li: u32) -> f32`: a tree reduction of one value per invocation
+ * over a workgroup of `size` (a power of two) with `combine` (of `a` and `b`), in its own
+ * workgroup array; every invocation gets the result. Call it from uniform control flow. (The
+ * shape of `@rlvr/tensor`'s internal `wgReduce`, which a package outside it cannot import.)
+ */
+function treeReduce(name: string, size: number, combine: string): string {
+  return `
+var<workgroup> red_${name}: array<f32, ${size}>;
+fn ${name}(v: f32, li: u32) -> f32 {
+  red_${name}[li] = v;
+  workgroupBarrier();
+  for (var k = ${size / 2}u; k > 0u; k >>= 1u) {
+    if (li < k) {
+      let a = red_${name}[li];
+      let b = red_${name}[li + k];
+      red_${name}[li] = ${combine};
+    }
+    workgroupBarrier();
+  }
+  let r = red_${name}[0];
+  workgroupBarrier();
+  return r;
+}`;
+}
+
 /** State words read by every step: `pos` (the cache column written now), `step` (token index). */
 const STATE = `struct State { pos: u32, step: u32, pad0: u32, pad1: u32 }`;
 
@@ -49,19 +75,13 @@ export function rmsNormWgsl(hidden: number, eps: number): string {
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read> w: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
-var<workgroup> red: array<f32, 256>;
+${treeReduce("sum", 256, "a + b")}
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
   let base = wid.x * ${hidden}u;
   var s = 0.0;
   for (var i = lid.x; i < ${hidden}u; i += 256u) { let v = x[base + i]; s += v * v; }
-  red[lid.x] = s;
-  workgroupBarrier();
-  for (var k = 128u; k > 0u; k >>= 1u) {
-    if (lid.x < k) { red[lid.x] += red[lid.x + k]; }
-    workgroupBarrier();
-  }
-  let inv = inverseSqrt(red[0] / f32(${hidden}u) + ${f32Literal(eps)});
+  let inv = inverseSqrt(sum(s, lid.x) / f32(${hidden}u) + ${f32Literal(eps)});
   for (var i = lid.x; i < ${hidden}u; i += 256u) { out[base + i] = x[base + i] * inv * w[i]; }
 }`;
 }
@@ -205,7 +225,7 @@ ${
       : ""
   }
 var<workgroup> buf: array<f32, ${D}>;
-var<workgroup> red: array<f32, 64>;
+${treeReduce("sum", 64, "a + b")}
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
   let b = wid.x / ${H}u;
@@ -220,14 +240,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     qkNorm
       ? `var ss = 0.0;
   for (var d = lid.x; d < ${D}u; d += 64u) { ss += buf[d] * buf[d]; }
-  red[lid.x] = ss;
-  workgroupBarrier();
-  for (var m = 32u; m > 0u; m >>= 1u) {
-    if (lid.x < m) { red[lid.x] += red[lid.x + m]; }
-    workgroupBarrier();
-  }
-  let inv = inverseSqrt(red[0] / f32(${D}u) + ${f32Literal(eps)});
-  workgroupBarrier();
+  let inv = inverseSqrt(sum(ss, lid.x) / f32(${D}u) + ${f32Literal(eps)});
   for (var d = lid.x; d < ${D}u; d += 64u) {
     var w = 0.0;
     if (isQ) { w = qn[d]; } else { w = kn[d]; }
@@ -271,7 +284,8 @@ ${STATE}
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;
 var<workgroup> qs: array<f32, ${D}>;
 var<workgroup> p: array<f32, 128>;
-var<workgroup> red: array<f32, 128>;
+${treeReduce("blockMax", 128, "max(a, b)")}
+${treeReduce("blockSum", 128, "a + b")}
 var<workgroup> accs: array<f32, 128>;
 @compute @workgroup_size(128)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -297,25 +311,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
       for (var e = 0u; e < ${D}u; e++) { dotv += qs[e] * kc[cb + j * ${D}u + e]; }
       sc = dotv * ${f32Literal(scale)};
     }
-    red[lid.x] = sc;
-    workgroupBarrier();
-    for (var k = 64u; k > 0u; k >>= 1u) {
-      if (lid.x < k) { red[lid.x] = max(red[lid.x], red[lid.x + k]); }
-      workgroupBarrier();
-    }
-    let mNew = max(m, red[0]);
-    workgroupBarrier();
+    let mNew = max(m, blockMax(sc, lid.x));
     var pj = 0.0;
     if (j < end) { pj = exp(sc - mNew); }
     p[lid.x] = pj;
-    red[lid.x] = pj;
-    workgroupBarrier();
-    for (var k = 64u; k > 0u; k >>= 1u) {
-      if (lid.x < k) { red[lid.x] += red[lid.x + k]; }
-      workgroupBarrier();
-    }
+    // blockSum's first barrier also makes every p[jj] visible to the accumulation below.
     let corr = exp(m - mNew);
-    l = l * corr + red[0];
+    l = l * corr + blockSum(pj, lid.x);
     acc = acc * corr;
     let n = min(128u, end - base);
     for (var jj = slice; jj < n; jj += ${slices}u) {
