@@ -20,6 +20,7 @@ import { episodeIo } from "./prompt.ts";
 import { collectRollout, type Rollout } from "./rollout.ts";
 import { episodeOptionsOf, listStream, type RolloutJob, rolloutOptionsOf } from "./rollout_job.ts";
 import { trainingTask } from "./task.ts";
+import type { VisionInputs } from "./vision.ts";
 import { type RewardLike, RewardSet } from "./reward_set.ts";
 
 /** The task a run samples: the environment's (`task.env`) or a single-turn one, and the env. */
@@ -75,6 +76,11 @@ export interface JobWorkspace extends JobTask {
   tokenizer: Tokenizer;
   /** Token ids that end a completion (or a turn). */
   eosTokenIds: readonly number[];
+  /**
+   * A vision-language policy's image inputs (single-turn jobs), or null/undefined for a text
+   * policy. (Not `vision`: that is `loadPolicy`'s tower, which a workspace is often spread from.)
+   */
+  images?: VisionInputs | null;
 }
 
 /**
@@ -110,6 +116,7 @@ export async function runRolloutJob(
       ...rolloutOptionsOf(config, job.key, ws.eosTokenIds),
       ...(partial !== undefined ? { partial } : {}),
       ...(ws.rewards !== null ? { rewards: ws.rewards } : {}),
+      vision: ws.images ?? null,
     });
   }
   if (partial !== undefined) {

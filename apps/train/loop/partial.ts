@@ -134,6 +134,8 @@ export async function generatePartial(
     const done = out[open[0]!]!.tokens.length; // the same for every open row (lockstep)
     const version = partial.version();
     const between = partial.between;
+    const rows = open;
+    const hook = opts.forwardHook;
     const { sequences } = await generate(
       model,
       open.map((i) => [...prompts[i]!, ...out[i]!.tokens]),
@@ -143,6 +145,10 @@ export async function generatePartial(
         sequenceIds: open.map((i) => sequenceIds[i]!),
         positionOffsets: open.map(() => done),
         interrupt: () => partial.pending(),
+        // The hook's rows are the caller's prompts: a continuation call holds the open ones.
+        ...(hook !== undefined
+          ? { forwardHook: (call) => hook({ ...call, rows: call.rows.map((r) => rows[r]!) }) }
+          : {}),
         ...(between !== undefined
           ? { onTokens: (e: GenerateStep) => between.call(partial, done + e.step) }
           : {}),

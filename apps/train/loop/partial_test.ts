@@ -10,6 +10,7 @@ import { collectRollout, type RolloutItem } from "./rollout.ts";
 import { jobRowCount, listStream, rolloutOptionsOf } from "./rollout_job.ts";
 import { trainingTask } from "./task.ts";
 import { trainStep } from "./trainer.ts";
+import { VisionInputs } from "./vision.ts";
 import { WorkerExecutor } from "./worker_executor.ts";
 import { SMALL_SET } from "./_run_test_util.ts";
 
@@ -127,6 +128,45 @@ Deno.test("partial rollouts: interrupted and continued under the same weights, a
     }
   } finally {
     model.dispose();
+  }
+});
+
+Deno.test("partial rollouts of a vision-language policy: continued after some rows ended, each row keeps its own image (the batch is the uninterrupted one)", async () => {
+  const { config } = await loadConfig({
+    set: [
+      ...SMALL,
+      "model.checkpoint=builtin:tiny-vl",
+      "task.name=count_shapes",
+      "task.options={size: 56, shapeSize: [8, 10], count: [3, 6], distractors: [6, 8]}",
+      "rollout.batchSize=16",
+      "rollout.maxNewTokens=64",
+    ],
+  });
+  const p = await loadPolicy(config.model.checkpoint);
+  try {
+    const vision = new VisionInputs(p.vision!.model, { processor: p.vision!.processor });
+    const { task, rows } = await jobRows(config);
+    const local = await collectRollout(p.model, p.tokenizer, task, listStream(rows), {
+      ...rolloutOptionsOf(config, 1, p.eosTokenIds),
+      vision,
+    });
+    // Interrupt where the rows still running are neither all nor the first ones: the
+    // continuation's i-th row is then not the job's i-th.
+    const lengths = local.items.map((it) => it.completionIds.length);
+    const at = [...lengths.keys()].map((i) => Math.min(...lengths) - 2 + i).find((l) => {
+      const open = lengths.flatMap((m, i) => (m > l + 1 ? [i] : []));
+      return open.length > 0 && open.some((i, j) => i !== j);
+    });
+    assert.ok(at !== undefined, `no interruption point in lengths ${lengths}`);
+    // The worker's snapshots carry the tower too (here the checkpoint's own weights).
+    const weights = { params: new Map([...p.model.params, ...p.vision!.model.tower.params]) };
+    const r = await interruptedJob(config, weights as CausalLM, weights as CausalLM, at);
+    const versions = r.rollout.items.map((it) => new Set(it.tokenVersions).size);
+    assert.ok(versions.includes(1) && versions.includes(2), `versions per row ${versions}`);
+    const plain = r.rollout.items.map(({ tokenVersions: _, ...it }) => it);
+    assert.deepEqual(plain, local.items);
+  } finally {
+    p.model.dispose();
   }
 });
 

@@ -22,7 +22,7 @@ import {
 } from "@rlvr/policy";
 import { AdamW, type Optimizer, type Tensor } from "@rlvr/tensor";
 import type { Config } from "../config/types.ts";
-import { needsReference, rolloutSchedule } from "../config/mapping.ts";
+import { needsReference } from "../config/mapping.ts";
 import { attachRunLora } from "./lora.ts";
 import type { LoadedPolicy } from "./policy.ts";
 import type { LoadedTrainState } from "./state.ts";
@@ -248,18 +248,9 @@ function visionProblem(config: Config): string | null {
       `decoder while a LoRA checkpoint holds the adapters only, so a trained tower would be ` +
       `lost on resume; set model.freezeVisionTower: true (or train without model.lora)`;
   }
-  if (config.model.valueHead) {
-    return `model.valueHead: true: ${at}, and the value head does not see its images yet; ` +
-      `use a critic-free estimator (grpo, rloo, reinforce_plus_plus) and model.valueHead: false`;
-  }
   if (config.task.env != null) {
     return `task.env: ${at}; multi-turn environments are text-only; use a task whose rows ` +
       `carry images (task.name: count_shapes, ...) or a text checkpoint`;
-  }
-  const mode = rolloutSchedule(config).mode;
-  if (mode !== "sync") {
-    return `rollout.mode: ${mode}: ${at}, and rollout workers do not load ` +
-      `vision-language models yet; use rollout.mode: sync`;
   }
   return null;
 }

@@ -80,7 +80,7 @@ export interface SourceContext {
   rewards?: RewardSet;
   /** Token ids that end a completion. */
   eosTokenIds: readonly number[];
-  /** A vision-language policy's images (sync single-turn rollouts only), or null. */
+  /** A vision-language policy's images (sampling here, snapshots for rollout workers), or null. */
   vision?: VisionInputs | null;
 }
 

@@ -27,7 +27,7 @@
  */
 
 import { applySnapshot, WeightChecksumError, type WeightSnapshot } from "@rlvr/infra";
-import { createCpuBackend, setBackend } from "@rlvr/tensor";
+import { createCpuBackend, setBackend, type Tensor } from "@rlvr/tensor";
 import type { Config } from "../config/types.ts";
 import { rolloutSchedule } from "../config/mapping.ts";
 import { selectTrainDevice } from "./device.ts";
@@ -36,6 +36,7 @@ import type { PartialRollouts } from "./partial.ts";
 import { loadPolicy } from "./policy.ts";
 import type { Rollout } from "./rollout.ts";
 import type { RolloutJob } from "./rollout_job.ts";
+import { VisionInputs } from "./vision.ts";
 
 /** A request from the executor. */
 export type WorkerRequest =
@@ -85,6 +86,8 @@ export interface WorkerError {
 }
 
 interface State extends JobWorkspace {
+  /** What a snapshot writes: the decoder's parameters, and a vision tower's. */
+  weights: Map<string, Tensor>;
   version: number;
 }
 
@@ -106,6 +109,8 @@ async function handle(req: WorkerRequest): Promise<unknown> {
         : device.backend,
     );
     const p = await loadPolicy(config.model.checkpoint);
+    // A vision-language policy: the snapshots carry the tower's visual.* tensors too.
+    const tower = p.vision?.model.tower.params ?? null;
     state = {
       config,
       task,
@@ -114,6 +119,10 @@ async function handle(req: WorkerRequest): Promise<unknown> {
       model: p.model,
       tokenizer: p.tokenizer,
       eosTokenIds: p.eosTokenIds,
+      images: p.vision === null
+        ? null
+        : new VisionInputs(p.vision.model, { processor: p.vision.processor }),
+      weights: tower === null ? p.model.params : new Map([...p.model.params, ...tower]),
       version: -1,
     };
     return { device: device.device };
@@ -121,7 +130,7 @@ async function handle(req: WorkerRequest): Promise<unknown> {
   if (state === null) throw new Error(`rollout worker: ${req.type} before init`);
   if (req.type === "weights") {
     state.version = await applySnapshot(
-      state.model.params,
+      state.weights,
       req.snapshot,
       state.version >= 0 ? { currentVersion: state.version } : {},
     );
@@ -162,7 +171,7 @@ function partialHook(s: State, hold: WorkerHold | undefined): PartialRollouts {
     async apply() {
       const snap = offered!;
       offered = null;
-      s.version = await applySnapshot(s.model.params, snap, { currentVersion: s.version });
+      s.version = await applySnapshot(s.weights, snap, { currentVersion: s.version });
       return s.version;
     },
   };

@@ -23,6 +23,7 @@ import { jobRowCount, type RolloutExecutor } from "./rollout_job.ts";
 import { episodeMetrics, type RolloutSource, type SourceContext } from "./rollout_source.ts";
 import { RolloutScheduler } from "./scheduler.ts";
 import { loadSchedulerState } from "./state.ts";
+import type { VisionInputs } from "./vision.ts";
 import { WorkerExecutor } from "./worker_executor.ts";
 
 /**
@@ -97,7 +98,7 @@ export async function scheduledRollouts(
     ...(restored !== null ? { restore: restored } : {}),
   });
   // With LoRA the workers, plain models of model.checkpoint, get the merged weights.
-  scheduler.publish(await policySnapshot(ctx.model, at.start));
+  scheduler.publish(await policySnapshot(ctx.model, at.start, ctx.vision));
   const description = `rollout: ${schedule.mode}, ${schedule.workers} worker${
     schedule.workers > 1 ? "s" : ""
   } (${
@@ -135,7 +136,7 @@ export async function scheduledRollouts(
       };
     },
     async afterUpdate(step) {
-      scheduler.publish(await policySnapshot(ctx.model, step));
+      scheduler.publish(await policySnapshot(ctx.model, step, ctx.vision));
     },
     checkpoint: (write) => scheduler.checkpoint(write),
     async finish() {
@@ -155,8 +156,10 @@ export async function scheduledRollouts(
 /**
  * The weight snapshot rollout workers load for policy version `version`: the parameters of a
  * plain model of `model.checkpoint` that computes what the policy computes, i.e. the merged
- * weights of a LoRA policy ({@link withMergedParams}), else `model.params`. Workers then hold a
- * plain model whatever the run trains, local (Web Workers) or remote (NATS) alike.
+ * weights of a LoRA policy ({@link withMergedParams}), else `model.params`, and with a
+ * vision-language policy's `vision` inputs its tower's `visual.*` tensors too (trained or frozen,
+ * one snapshot holds what the worker's copy computes with). Workers then hold a plain model
+ * whatever the run trains, local (Web Workers) or remote (NATS) alike.
  *
  * @example Usage
  * ```ts
@@ -173,6 +176,14 @@ export async function scheduledRollouts(
  * model.dispose();
  * ```
  */
-export function policySnapshot(model: CausalLM, version: number): Promise<WeightSnapshot> {
-  return withMergedParams(model, (params) => snapshot(params, version));
+export function policySnapshot(
+  model: CausalLM,
+  version: number,
+  vision?: VisionInputs | null,
+): Promise<WeightSnapshot> {
+  const tower = vision?.modelOf(model)?.tower.params;
+  return withMergedParams(
+    model,
+    (params) => snapshot(tower === undefined ? params : new Map([...params, ...tower]), version),
+  );
 }

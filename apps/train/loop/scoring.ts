@@ -68,7 +68,8 @@ async function host(t: Tensor): Promise<Float32Array> {
 
 /**
  * The value head's prediction at the state before each completion token of `items`, `[B, Tc]`
- * (`Tc` their longest completion).
+ * (`Tc` their longest completion). With a vision-language policy's `vision` inputs the critic
+ * reads each item's images (its row's), through the same forward hook as the policy's scoring.
  *
  * @example Usage
  * ```ts
@@ -88,7 +89,11 @@ async function host(t: Tensor): Promise<Float32Array> {
  * model.dispose();
  * ```
  */
-export function completionValues(model: CausalLM, items: readonly RolloutItem[]): Tensor {
+export function completionValues(
+  model: CausalLM,
+  items: readonly RolloutItem[],
+  vision?: VisionInputs | null,
+): Tensor {
   const head = model.extension("valueHead");
   if (!(head instanceof ValueHead)) {
     throw new Error("trainStep: estimator gae needs a value head; set model.valueHead: true");
@@ -112,7 +117,9 @@ export function completionValues(model: CausalLM, items: readonly RolloutItem[])
     }
   });
   return tidy(() => {
-    const v = head.values(model.hidden(tensor(ids, { dtype: "i32" }))).reshape(B * L);
+    const { forwardHook } = forwardHookOf(vision, model, (i) => items[i]?.row);
+    const extra = forwardHook?.({ ids, rows: items.map((_, i) => i), cacheLength: 0, mask: null });
+    const v = head.values(model.hidden(tensor(ids, { dtype: "i32" }), extra ?? {})).reshape(B * L);
     return concat([v, zeros([1])], 0).indexSelect(
       0,
       tensor(where, { shape: [B * Tc], dtype: "i32" }),
@@ -187,7 +194,7 @@ export async function scoreBeforeUpdate(
     );
   }
   const values = needs.values
-    ? await host(noGrad(() => completionValues(model, batch.items)))
+    ? await host(noGrad(() => completionValues(model, batch.items, models.vision)))
     : null;
   return { old, ref: refLp, entropy, values };
 }

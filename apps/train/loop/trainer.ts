@@ -164,6 +164,9 @@ export async function trainStep(
       skippedSteps: 0,
     };
   }
+  // Rows sampled elsewhere (rollout workers) or long ago (replay) may not be in this thread's
+  // image cache; preparing is a lookup for the rest.
+  await vision?.prepare(items.map((it) => it.row));
   const batch = trainBatch(items);
   const plan = miniBatchPlan({
     batchSize: batch.B,

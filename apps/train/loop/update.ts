@@ -201,7 +201,8 @@ export async function miniBatchUpdates(
           }, lossOptions);
           if (!gae) return out;
           const v = valueLoss({
-            values: completionValues(model, rows.map((b) => items[b]!)).narrow(1, 0, T),
+            values: completionValues(model, rows.map((b) => items[b]!), ctx.vision)
+              .narrow(1, 0, T),
             oldValues: gatherRows(scores.values!, Tc, rows, T),
             returns: gatherRows(returns, Tc, rows, T),
             responseMask: lossMask,
