@@ -99,8 +99,9 @@ export interface Config {
     /**
      * A vision-language checkpoint only: keep the vision tower (encoder and merger) frozen,
      * training the language model alone (veRL's `actor.freeze_vision_tower`). Absent = false:
-     * the tower trains with the decoder. With `lora` it must be true (the adapters are on the
-     * decoder, and a LoRA checkpoint holds the adapters only).
+     * the tower trains with the decoder; with `lora` beside the adapters (a LoRA checkpoint then
+     * holds the tower too), and then the run may have no reference policy (`algorithm.kl.beta`
+     * 0: a LoRA reference is the decoder without its adapters, which would see the trained tower).
      */
     freezeVisionTower?: boolean | undefined;
   };

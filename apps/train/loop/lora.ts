@@ -41,11 +41,12 @@ import type { LoraConfig } from "../config/types.ts";
 
 /** File names of a LoRA checkpoint (inside `checkpoints/step-N/`). */
 export const LORA_FILES: Readonly<
-  { adapters: string; config: string; valueHead: string; merged: string }
+  { adapters: string; config: string; valueHead: string; tower: string; merged: string }
 > = Object.freeze({
   adapters: "adapter_model.safetensors",
   config: "adapter_config.json",
   valueHead: "value_head.safetensors",
+  tower: "vision_tower.safetensors",
   merged: "merged",
 });
 

@@ -29,6 +29,8 @@ export interface LoraCheckpoint {
   weights: Map<string, Tensor>;
   /** Value head tensors (`v_head.*`), empty when none was saved. */
   valueHead: Map<string, Tensor>;
+  /** A trained vision tower's tensors (`visual.*`), empty when none was saved. */
+  tower: Map<string, Tensor>;
 }
 
 /**
@@ -50,8 +52,10 @@ export async function isLoraCheckpoint(dir: string): Promise<boolean> {
 }
 
 /**
- * Writes the adapters as a PEFT folder (`adapter_model.safetensors`, `adapter_config.json`) and
- * the value head, if any, as `value_head.safetensors` into `dir` (which must exist).
+ * Writes the adapters as a PEFT folder (`adapter_model.safetensors`, `adapter_config.json`), the
+ * value head, if any, as `value_head.safetensors`, and `tower` (a vision-language policy's tower
+ * trained beside the adapters, `visual.*` tensors), if given, as `vision_tower.safetensors` into
+ * `dir` (which must exist).
  *
  * @example Usage
  * ```ts
@@ -76,6 +80,7 @@ export async function saveLoraCheckpoint(
   dir: string,
   model: CausalLM,
   baseModel: string,
+  tower?: ReadonlyMap<string, Tensor>,
 ): Promise<void> {
   const lora = model.extension("lora");
   if (!(lora instanceof LoraAdapters)) {
@@ -91,6 +96,11 @@ export async function saveLoraCheckpoint(
       Object.fromEntries(head.namedParameters()),
       { metadata: { format: "pt" } },
     );
+  }
+  if (tower !== undefined) {
+    await saveSafetensors(join(dir, LORA_FILES.tower), Object.fromEntries(tower), {
+      metadata: { format: "pt" },
+    });
   }
   const config = {
     peft_type: "LORA",
@@ -113,7 +123,7 @@ export async function saveLoraCheckpoint(
 
 /**
  * Reads a LoRA checkpoint written by {@link saveLoraCheckpoint} (or a PEFT LoRA folder without
- * biases): the settings, the adapter tensors and the value head.
+ * biases): the settings, the adapter tensors, the value head and a trained vision tower.
  *
  * @example Usage
  * ```ts
@@ -144,17 +154,29 @@ export async function loadLoraCheckpoint(dir: string): Promise<LoraCheckpoint> {
     );
   }
   const weights = await loadSafetensors(join(dir, LORA_FILES.adapters));
-  let valueHead = new Map<string, Tensor>();
-  try {
-    valueHead = await loadSafetensors(join(dir, LORA_FILES.valueHead));
-  } catch (e) {
-    const exists = await Deno.stat(join(dir, LORA_FILES.valueHead)).then(() => true, () => false);
-    if (exists) {
-      weights.forEach((t) => t.dispose());
+  const loaded = [weights];
+  // An optional file: absent is empty, present but unreadable is an error.
+  const optional = async (file: string) => {
+    try {
+      const m = await loadSafetensors(join(dir, file));
+      loaded.push(m);
+      return m;
+    } catch (e) {
+      if (!(await Deno.stat(join(dir, file)).then(() => true, () => false))) return new Map();
+      for (const m of loaded) m.forEach((t) => t.dispose());
       throw e;
     }
-  }
-  return { rank: r as number, alpha, targetModules: targets as string[], weights, valueHead };
+  };
+  const valueHead = await optional(LORA_FILES.valueHead);
+  const tower = await optional(LORA_FILES.tower);
+  return {
+    rank: r as number,
+    alpha,
+    targetModules: targets as string[],
+    weights,
+    valueHead,
+    tower,
+  };
 }
 
 /**

@@ -134,6 +134,15 @@ export async function learnerFromPolicy(
       seed: t.seed,
       ...(resumed?.lora != null ? { weights: resumed.lora.weights } : {}),
     });
+    const tower = resumed?.lora?.tower;
+    if (tower !== undefined && tower.size > 0) {
+      try {
+        await restoreTower(init.vision?.model.tower.params ?? null, tower, options.resume!.from);
+      } catch (e) {
+        model.dispose();
+        throw e;
+      }
+    }
     if (withRef) ref = "base";
   } else if (resumed !== null) {
     if (init.vision !== null) {
@@ -238,15 +247,47 @@ export async function learnerFromPolicy(
 }
 
 /**
+ * Writes a LoRA checkpoint's trained tower (`vision_tower.safetensors`) into the policy's tower,
+ * checking that it is the same tower (names and shapes).
+ */
+async function restoreTower(
+  into: Map<string, Tensor> | null,
+  saved: Map<string, Tensor>,
+  from: string,
+): Promise<void> {
+  try {
+    const where = `${from} holds a vision tower`;
+    if (into === null) throw new Error(`train: ${where}, but the policy is a text-only model`);
+    for (const [name, t] of into) {
+      const s = saved.get(name);
+      if (s === undefined || s.shape.join() !== t.shape.join()) {
+        throw new Error(
+          `train: ${where} without ${name} [${t.shape.join(", ")}] (${
+            s === undefined ? "missing" : `[${s.shape.join(", ")}]`
+          }); resume with the model.checkpoint the run was started with`,
+        );
+      }
+    }
+    for (const [name, t] of into) t.backend.write(t.buffer, await saved.get(name)!.data());
+  } finally {
+    saved.forEach((t) => t.dispose());
+  }
+}
+
+/**
  * Why `config` cannot train a vision-language checkpoint, or null when it can: the settings
  * whose paths do not carry images yet are refused by name, with the fix.
  */
 function visionProblem(config: Config): string | null {
   const at = `model.checkpoint ${config.model.checkpoint} is a vision-language model`;
-  if (config.model.lora != null && !(config.model.freezeVisionTower ?? false)) {
-    return `model.freezeVisionTower: false with model.lora: ${at}, and LoRA adapts its ` +
-      `decoder while a LoRA checkpoint holds the adapters only, so a trained tower would be ` +
-      `lost on resume; set model.freezeVisionTower: true (or train without model.lora)`;
+  if (
+    config.model.lora != null && !(config.model.freezeVisionTower ?? false) &&
+    needsReference(config)
+  ) {
+    return `model.freezeVisionTower: false with model.lora and a reference policy ` +
+      `(algorithm.kl.beta ${config.algorithm.kl.beta}): ${at}; with LoRA the reference is the ` +
+      `decoder without its adapters, whose images would go through the trained tower, not the ` +
+      `base's; set model.freezeVisionTower: true, or algorithm.kl.beta: 0`;
   }
   if (config.task.env != null) {
     return `task.env: ${at}; multi-turn environments are text-only; use a task whose rows ` +

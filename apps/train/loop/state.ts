@@ -72,9 +72,10 @@ export interface SaveTrainStateOptions {
   /** `model.checkpoint`, recorded as a LoRA checkpoint's `base_model_name_or_path`. */
   baseModel?: string;
   /**
-   * A vision-language policy (full fine-tuning): its tower is written as the `visual.*`
-   * tensors with a Qwen2-VL `config.json`, and `preprocessorConfig` (when given) as
-   * `preprocessor_config.json`, so the checkpoint loads as a vision-language policy.
+   * A vision-language policy. Full fine-tuning: its tower is written as the `visual.*` tensors
+   * with a Qwen2-VL `config.json`, and `preprocessorConfig` (when given) as
+   * `preprocessor_config.json`, so the checkpoint loads as a vision-language policy. LoRA: the
+   * tower, when it trains, as `vision_tower.safetensors` beside the adapters.
    */
   vision?: VisionCheckpoint;
 }
@@ -110,7 +111,14 @@ export async function saveTrainState(
   options: SaveTrainStateOptions = {},
 ): Promise<void> {
   if (model.extension("lora") instanceof LoraAdapters) {
-    await saveLoraCheckpoint(dir, model, options.baseModel ?? "");
+    // A tower that trains beside the adapters is saved with them (a frozen one is the base's).
+    const vlm = options.vision?.model;
+    await saveLoraCheckpoint(
+      dir,
+      model,
+      options.baseModel ?? "",
+      vlm?.towerTrainable ? vlm.tower.params : undefined,
+    );
   } else {
     const extra = new Map<string, Tensor>();
     const head = model.extension("valueHead");

@@ -140,7 +140,7 @@ Deno.test("runTraining on tiny-vl: model.freezeVisionTower keeps the tower bit f
     };
     await refused(
       ["model.lora={rank: 2, alpha: 4, targetModules: [q_proj]}"],
-      /^Error: model\.freezeVisionTower: false with model\.lora: .* set model\.freezeVisionTower: true/,
+      /^Error: model\.freezeVisionTower: false with model\.lora and a reference policy \(algorithm\.kl\.beta 0\.04\).* set model\.freezeVisionTower: true, or algorithm\.kl\.beta: 0$/,
     );
     // A text-only policy on a task whose rows carry images: refused before step 1.
     await refused(
@@ -435,6 +435,58 @@ Deno.test("runTraining on tiny-vl with rollout workers (async, staleness 0): the
       // out of the snapshots).
       assert.ok((x.sampler_logprob_diff as number) < 1e-5, JSON.stringify(x.sampler_logprob_diff));
       assert.ok((x["reward/mean"] as number) > 0);
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("runTraining on tiny-vl with model.lora and the tower training: the checkpoint keeps the tower beside the adapters, resume is exact, the merged model holds the trained tower", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const opts = (name: string) => ({
+      out: root,
+      steps: "2",
+      seed: "4",
+      set: [
+        ...VL,
+        "algorithm.kl.beta=0",
+        "model.lora={rank: 2, alpha: 4, targetModules: [q_proj, v_proj]}",
+        "trainer.evalEvery=0",
+        "trainer.saveEvery=1",
+        `output.name=${name}`,
+      ],
+    });
+    const full = await runTraining(await loadConfig(opts("lora")), quiet);
+    const first = await runTraining(await loadConfig(opts("lora-split")), {
+      ...quiet,
+      stopAfter: 1,
+    });
+    const second = await runTraining(await loadConfig({ resume: first.dir }), quiet);
+    assert.equal(second.step, 2);
+    assert.deepEqual(
+      withoutTiming(await records(second.dir, "metrics.jsonl")),
+      withoutTiming(await records(full.dir, "metrics.jsonl")),
+    );
+    for (const f of ["adapter_model.safetensors", "vision_tower.safetensors"]) {
+      assert.deepEqual(
+        await Deno.readFile(join(second.dir, "checkpoints/step-2", f)),
+        await Deno.readFile(join(full.dir, "checkpoints/step-2", f)),
+        f,
+      );
+    }
+    // The tower moved, and the merged model (a Qwen2-VL folder) carries the moved tower.
+    const merged = await loadPolicy(join(full.dir, "checkpoints/step-2/merged"));
+    const base = await loadPolicy("builtin:tiny-vl");
+    try {
+      let moved = 0;
+      for (const [name, t] of merged.vision!.model.tower.params) {
+        if (!(await same(t, base.vision!.model.tower.params.get(name)!))) moved++;
+      }
+      assert.ok(moved > 20, `${moved} tower tensors changed`);
+    } finally {
+      merged.model.dispose();
+      base.model.dispose();
     }
   } finally {
     await Deno.remove(root, { recursive: true });
