@@ -147,7 +147,8 @@ export interface GenerateOptions {
    * same keyed uniforms, but the logits and the inverse CDF are f32 on the GPU, so a token can
    * differ from the host loop's where two candidates lie within rounding; `onTokens` is called
    * per token once its chunk is read, with `logits` null; a row that ends keeps decoding (its
-   * tokens dropped) until its chunk is read. Needs f32 weights, no LoRA (merge it),
+   * tokens dropped) until its chunk is read. Needs f32 weights (LoRA adapters are folded into
+   * copies of the adapted weights for the decode steps),
    * no top-k / top-p / min-p, no `returnLogits` and no `forwardHook`; anything else is refused
    * with the reason.
    */

@@ -142,6 +142,42 @@ export class LoraAdapters implements ModelExtension {
   }
 
   /**
+   * The adapted weights with the adapters folded in, as new tensors: `W + scale·B·A` under each
+   * adapted module's weight name (`model.layers.0.self_attn.q_proj.weight`, ...), without
+   * changing the model; empty while {@link LoraAdapters.merge}d (the weights hold them then).
+   * For a path that reads weights directly (the device decode loop). The caller disposes them.
+   *
+   * @returns Merged weights by parameter name.
+   *
+   * @example Usage
+   * ```ts
+   * import { attachLora, CausalLM, modelConfig } from "@rlvr/policy";
+   * import assert from "node:assert/strict";
+   * const model = CausalLM.random(modelConfig({
+   *   vocabSize: 8, hiddenSize: 4, intermediateSize: 8, numLayers: 1, numHeads: 2,
+   * }));
+   * const lora = attachLora(model, { rank: 2, alpha: 4, targetModules: ["up_proj"] });
+   * const merged = lora.mergedWeights();
+   * assert.deepEqual([...merged.keys()], ["model.layers.0.mlp.up_proj.weight"]);
+   * merged.forEach((t) => t.dispose());
+   * model.dispose();
+   * ```
+   */
+  mergedWeights(): Map<string, Tensor> {
+    const model = this.#requireModel("mergedWeights");
+    const out = new Map<string, Tensor>();
+    if (this.#merged) return out;
+    noGrad(() => {
+      for (const [module, { a, b }] of this.#byModule) {
+        const name = `${module}.weight`;
+        const w = model.params.get(name)!;
+        out.set(name, tidy(() => w.add(b.matmul(a).mul(this.scale))));
+      }
+    });
+    return out;
+  }
+
+  /**
    * Folds the adapters into the base weights in place, `W += scale·B·A`; the forward pass then
    * skips the adapter term (same output, one matmul per layer less). Train only unmerged: while
    * merged the adapter tensors receive no gradient.

@@ -645,8 +645,31 @@ export class CausalLM {
    * ```
    */
   get adaptsLinears(): boolean {
-    for (const ext of this.#extensions.values()) if (ext.adaptLinear !== undefined) return true;
-    return false;
+    return this.linearAdapterKinds().length > 0;
+  }
+
+  /**
+   * The kinds of the attached extensions that adapt linear layers (e.g. `["lora"]`), in the
+   * order they were attached: what a path that reads the weights directly must account for.
+   *
+   * @returns The kinds; empty when every linear layer computes with its weight alone.
+   *
+   * @example Usage
+   * ```ts
+   * import { attachLora, CausalLM, modelConfig } from "@rlvr/policy";
+   * import assert from "node:assert/strict";
+   * const model = CausalLM.random(modelConfig({
+   *   vocabSize: 8, hiddenSize: 4, intermediateSize: 8, numLayers: 1, numHeads: 2,
+   * }));
+   * attachLora(model, { rank: 2, alpha: 4, targetModules: ["q_proj"] });
+   * assert.deepEqual(model.linearAdapterKinds(), ["lora"]);
+   * model.dispose();
+   * ```
+   */
+  linearAdapterKinds(): string[] {
+    return [...this.#extensions.values()].filter((e) => e.adaptLinear !== undefined).map((e) =>
+      e.kind
+    );
   }
 
   /**

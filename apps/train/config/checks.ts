@@ -374,10 +374,6 @@ function decodeLoopProblems(config: Config): ConfigProblem[] {
       `rollout.sampler filters (topK ${s.topK}, topP ${s.topP}, minP ${s.minP}) run on the host only; set topK 0, topP 1 and minP 0`,
     ],
     [
-      model.lora != null,
-      "model.lora is set, and the device loop reads the base weights only; set model.lora to null",
-    ],
-    [
       visual,
       `the run is visual (task.name ${
         task.name ?? "-"

@@ -169,6 +169,38 @@ gpuTest(
 );
 
 gpuTest(
+  "rollout.decodeLoop=device with model.lora: after a step the adapters are non-zero, and the device loop (weights with the adapters folded in) samples the host loop's tokens",
+  async () => {
+    const root = await Deno.makeTempDir();
+    try {
+      const set = [
+        ...SMALL,
+        "rollout.groupSize=4",
+        "model.lora={rank: 4, alpha: 16, targetModules: [q_proj, v_proj, up_proj]}",
+        "optimizer.lr=2e-2",
+      ];
+      const host = await twoSteps(root, "webgpu", "grpo", set);
+      const dev = await twoSteps(root, "webgpu", "grpo", [...set, "rollout.decodeLoop=device"]);
+      for (const k of ["before", "after"] as const) {
+        assert.deepEqual(
+          [dev.r[k]!.passAt1, dev.r[k]!.meanLength],
+          [host.r[k]!.passAt1, host.r[k]!.meanLength],
+        );
+      }
+      for (const key of ["reward/mean", "response_length/mean"] as const) {
+        assert.deepEqual(dev.metrics.map((m) => m[key]), host.metrics.map((m) => m[key]), key);
+      }
+      // Step 2 samples with adapters one optimizer step away from zero: the learner (adapter
+      // path) and the sampler (folded weights) still agree to rounding.
+      const diffs = dev.metrics.map((m) => m.sampler_logprob_diff!);
+      assert.ok(diffs.every((d) => d < 1e-5), `sampler_logprob_diff ${diffs}`);
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+);
+
+gpuTest(
   "deno task eval --decode-loop device: the host loop's completions on WebGPU",
   async () => {
     const root = await Deno.makeTempDir();

@@ -14,8 +14,9 @@
  * summation orders than the tensor ops) and the inverse CDF runs in f32, so a token can differ
  * from the host loop's where two candidates are within rounding; rows that end early keep
  * decoding until the host reads their chunk (their tokens are dropped). Supported: f32 weights,
- * no linear-layer extensions (LoRA: merge it first), temperature sampling without top-k / top-p /
- * min-p, or greedy decoding.
+ * LoRA adapters (unmerged adapters are folded into copies of the adapted weights when the decoder
+ * is built, `LoraAdapters.mergedWeights`, so its kernels stay plain GEMVs; no other linear-layer
+ * extension), temperature sampling without top-k / top-p / min-p, or greedy decoding.
  *
  * @module
  */
@@ -23,6 +24,7 @@
 import { ropeTables, type Tensor, type WebGpuBackend } from "@rlvr/tensor";
 import type { ModelConfig } from "../config.ts";
 import type { KVCache } from "../kv_cache.ts";
+import { LoraAdapters } from "../lora.ts";
 import type { CausalLM } from "../model.ts";
 import {
   ADVANCE_WGSL,
@@ -118,8 +120,12 @@ export function deviceDecodeProblem(model: CausalLM): string | null {
       return `MLP biases (${name}) are not supported`;
     }
   }
-  if (model.adaptsLinears) {
-    return "a linear-layer extension (e.g. LoRA) is attached; merge it into the weights first";
+  const other = model.linearAdapterKinds().find((k) =>
+    !(model.extension(k) instanceof LoraAdapters)
+  );
+  if (other !== undefined) {
+    return `a linear-layer extension other than LoRA (${other}) is attached; merge it into the ` +
+      `weights first`;
   }
   return null;
 }
@@ -156,6 +162,8 @@ export class DeviceDecoder {
   readonly #opts: DeviceDecoderOptions;
   readonly #owned: GPUBuffer[] = [];
   readonly #tables: Tensor[] = [];
+  /** LoRA's adapted weights with the adapters folded in (owned; empty without adapters). */
+  readonly #merged: Map<string, Tensor>;
   readonly #steps: Dispatch[] = [];
   readonly #kc: GPUBuffer[] = [];
   readonly #vc: GPUBuffer[] = [];
@@ -171,7 +179,9 @@ export class DeviceDecoder {
   /**
    * Builds the pipelines, buffers and bind groups of one step for `opts.rows` rows.
    *
-   * @param model The policy; it must stay alive (its weights are bound) until `dispose()`.
+   * @param model The policy; it must stay alive (its weights are bound) until `dispose()`. With
+   *   LoRA adapters, they are folded into copies of the adapted weights now: a later change to
+   *   the adapters or the weights is not seen by this decoder.
    * @param opts Rows, cache length, output length, temperature.
    */
   constructor(model: CausalLM, opts: DeviceDecoderOptions) {
@@ -204,6 +214,8 @@ export class DeviceDecoder {
       );
     }
 
+    const lora = model.extension("lora");
+    this.#merged = lora instanceof LoraAdapters ? lora.mergedWeights() : new Map();
     // A pooled buffer can be larger than its tensor: bind only the tensor's bytes.
     const sizes = new Map<GPUBuffer, number>();
     const bound = (t: Tensor): GPUBuffer => {
@@ -212,7 +224,7 @@ export class DeviceDecoder {
       return buffer;
     };
     const weight = (name: string): GPUBuffer => {
-      const t = model.params.get(name);
+      const t = this.#merged.get(name) ?? model.params.get(name);
       if (t === undefined) throw new Error(`DeviceDecoder: the model has no ${name}`);
       return bound(t);
     };
@@ -577,6 +589,7 @@ export class DeviceDecoder {
     this.#disposed = true;
     for (const b of this.#owned) b.destroy();
     for (const t of this.#tables) t.dispose();
+    for (const t of this.#merged.values()) t.dispose();
   }
 
   #alive(): void {

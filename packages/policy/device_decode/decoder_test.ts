@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { webgpuSuite } from "@rlvr/tensor/testing";
 import { noGrad, tensor, withBackend } from "@rlvr/tensor";
 import {
+  attachLora,
   CausalLM,
   deviceDecodeProblem,
   DeviceDecoder,
@@ -82,6 +83,17 @@ suite.test("device decode loop: refuses what it cannot run, naming it", async (g
     generate(model, [[1]], { ...base, decodeLoop: "gpu" as "host" }),
     /decodeLoop must be "host" or "device", got "gpu"/,
   );
+  // A linear-layer extension the loop does not know how to fold in.
+  const odd = {
+    kind: "odd",
+    freezesBase: false,
+    namedParameters: () => new Map(),
+    adaptLinear: (_m: string, _x: unknown, y: never) => y,
+    dispose: () => {},
+  };
+  model.attach(odd);
+  assert.match(deviceDecodeProblem(model)!, /a linear-layer extension other than LoRA \(odd\)/);
+  model.detach(odd);
   model.dispose();
 });
 
@@ -132,6 +144,60 @@ for (const [family, config] of Object.entries(CONFIGS)) {
     },
   );
 }
+
+suite.test(
+  "device decode loop with LoRA adapters (unmerged, and merged in place): the host loop's tokens and log-probs; the adapters change them",
+  async (gpu) => {
+    const before = gpu.memory().liveBuffers;
+    const model = withBackend(gpu, () => CausalLM.random(CONFIGS.qwen2!, { seed: 5, std: 0.5 }));
+    const opts: GenerateOptions = {
+      maxNewTokens: 9,
+      sampler: { seed: 3, temperature: 0.8 },
+      sequenceIds: [5, 6, 7, 8],
+      eosTokenIds: [],
+    };
+    const plain = await generate(model, RAGGED, opts);
+    const lora = withBackend(gpu, () =>
+      attachLora(model, {
+        rank: 2,
+        alpha: 8,
+        targetModules: ["q_proj", "v_proj", "o_proj", "up_proj", "down_proj"],
+        seed: 1,
+      }));
+    // B starts at zero (the adapters a no-op): give it values, as after some training.
+    for (const [name, t] of lora.params) {
+      if (name.includes("lora_B")) {
+        t.backend.write(
+          t.buffer,
+          Float32Array.from({ length: t.size }, (_, i) => Math.sin(i) * 0.3),
+        );
+      }
+    }
+    assert.equal(deviceDecodeProblem(model), null);
+    const check = async (what: string) => {
+      const host = await generate(model, RAGGED, opts);
+      const device = await generate(model, RAGGED, { ...opts, decodeLoop: "device" });
+      device.sequences.forEach((s, i) => {
+        assert.deepEqual(s.tokens, host.sequences[i]!.tokens, `${what} row ${i}`);
+        s.logprobs.forEach((lp, j) => {
+          assert.ok(Math.abs(lp - host.sequences[i]!.logprobs[j]!) <= 2e-4, `${what} ${i} ${j}`);
+        });
+      });
+      return host;
+    };
+    const adapted = await check("unmerged");
+    assert.notDeepEqual(
+      adapted.sequences.map((s) => s.tokens),
+      plain.sequences.map((s) => s.tokens),
+      "the adapters change the tokens",
+    );
+    lora.merge();
+    await check("merged");
+    lora.unmerge();
+    model.dispose();
+    assert.equal(gpu.memory().liveBuffers, before, "WebGPU buffers leaked (the merged copies)");
+  },
+);
 
 suite.test(
   "device decode loop: EOS ends rows in order, onTokens sees every token, interrupt stops",
