@@ -40,6 +40,10 @@ export const SERVE_USAGE = `Usage: deno task serve [--model <m>] [--port N] [--h
   --host H                 interface to listen on (default 127.0.0.1; no authentication,
                            so expose it beyond loopback with care)
   --device auto|webgpu|cpu where the model runs (default auto: WebGPU on a hardware adapter only)
+  --decode-loop host|device
+                           where decode steps run (default host); device (WebGPU, a text model)
+                           decodes on the GPU the requests without top_logprobs, top_k, top_p,
+                           min_p; the others run on the host loop
   --max-body-bytes N       largest request body; a larger one is a 413 (default ${SERVER_LIMITS.maxBodyBytes})
   --max-prompts N          most prompts per completions request; more is a 400 (default ${SERVER_LIMITS.maxPrompts})
   --max-completions N      most choices (n x prompts) per request; more is a 400 (default ${SERVER_LIMITS.maxCompletions})
@@ -69,6 +73,8 @@ export interface ServeArgs {
   host: string;
   /** `auto`, `webgpu` or `cpu`. */
   device: string;
+  /** Where decode steps run (`--decode-loop`). */
+  decodeLoop: "host" | "device";
   /** Request-size and queue limits (`--max-body-bytes`, `--max-prompts`, ...). */
   limits: ServerLimits;
 }
@@ -123,6 +129,7 @@ export function parseServeArgs(args: readonly string[]): ServeArgs {
         port: { type: "string", default: "8000" },
         host: { type: "string", default: "127.0.0.1" },
         device: { type: "string", default: "auto" },
+        "decode-loop": { type: "string", default: "host" },
         "max-body-bytes": { type: "string" },
         "max-prompts": { type: "string" },
         "max-completions": { type: "string" },
@@ -172,6 +179,12 @@ export function parseServeArgs(args: readonly string[]): ServeArgs {
   } catch (e) {
     throw new ServeUsageError((e as Error).message);
   }
+  const loop = values["decode-loop"];
+  if (loop !== "host" && loop !== "device") {
+    throw new ServeUsageError(
+      `--decode-loop ${JSON.stringify(loop)} is not a decode loop; use host or device`,
+    );
+  }
   return {
     help: values.help,
     model: values.model,
@@ -179,6 +192,7 @@ export function parseServeArgs(args: readonly string[]): ServeArgs {
     port: Number(port),
     host: values.host,
     device: values.device,
+    decodeLoop: loop,
     limits,
   };
 }
@@ -222,10 +236,14 @@ export async function serveMain(
       port: a.port,
       host: a.host,
       limits: a.limits,
+      decodeLoop: a.decodeLoop,
     });
     const images = server.vision
       ? " (vision-language: chat messages may carry image_url parts)"
       : "";
+    if (a.decodeLoop === "device") {
+      log("decode loop: device (requests with top_logprobs, top_k, top_p or min_p: host)");
+    }
     log(`serving ${a.modelName} at ${server.url}/v1${images}`);
     return server;
   } catch (e) {

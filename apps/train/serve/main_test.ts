@@ -12,6 +12,7 @@ Deno.test("serve main: flags, defaults and errors that name the flag", () => {
     port: 8000,
     host: "127.0.0.1",
     device: "auto",
+    decodeLoop: "host",
     limits: {
       maxBodyBytes: 1048576,
       maxPrompts: 1024,

@@ -22,6 +22,12 @@
  *   embedding is padded past the tokenizer's vocabulary (Qwen), the padded ids are never
  *   sampled and the distribution is over the tokenizer's ids only, so the numbers differ from
  *   the learner's by the (tiny) log of the padded ids' mass.
+ * - **Decode loop** (`decodeLoop: "device"`, `deno task serve --decode-loop device`, WebGPU): a
+ *   request without `top_logprobs` (which need every step's logits), without top-k / top-p /
+ *   min-p and without images decodes on the GPU, many steps per host round trip (`generate`'s
+ *   `decodeLoop`); its tokens are the host loop's up to f32 rounding and its log-probs those of
+ *   the device's kernels. Any other request runs on the host loop. Streamed chunks then arrive a
+ *   chunk of steps at a time.
  * - **Extra fields for RL**: every choice (and every streamed chunk's choice) has `token_ids`,
  *   the sampled token ids, including the EOS or stop-string-completing token that ended the
  *   choice, so a rollout driven through the server trains on exactly the sampled tokens; a
@@ -91,6 +97,7 @@ import {
   type ChatContentPart,
   type ChatMessage,
   concatPixels,
+  deviceDecodeProblem,
   expandImageTokens,
   type FinishReason,
   type ForwardHook,
@@ -184,6 +191,12 @@ export interface ServerOptions {
   host?: string;
   /** Request-size and queue limits; each one left out takes its {@link SERVER_LIMITS} default. */
   limits?: Partial<ServerLimits>;
+  /**
+   * Where decode steps run (default `"host"`): `"device"` decodes the requests it can on the GPU
+   * (see the module doc); refused at start when the policy cannot run there (not on WebGPU, a
+   * vision-language policy, ...), with the reason.
+   */
+  decodeLoop?: "host" | "device";
 }
 
 /**
@@ -1000,6 +1013,15 @@ interface Job {
   /** Called after each step with the new token per choice (null when the choice is done). */
   onStep?: (step: (TokenInfo | null)[], finish: (FinishReason | null)[]) => void;
   aborted?: () => boolean;
+  /** The server's decode loop; the job runs on the host loop when it needs what only it has. */
+  decodeLoop?: "host" | "device";
+}
+
+/** Whether `job` runs on the device loop: asked for, no top logprobs, filters or images. */
+function onDevice(job: Job, hook: ForwardHook | undefined): boolean {
+  const s = job.sampling.sampler;
+  const filtered = (s.topK ?? 0) > 0 || (s.topP ?? 1) < 1 || (s.minP ?? 0) > 0;
+  return job.decodeLoop === "device" && job.topK === 0 && !filtered && hook === undefined;
 }
 
 interface JobResult {
@@ -1037,6 +1059,7 @@ async function runJob(policy: ServedPolicy, job: Job): Promise<JobResult> {
   const forwardHook = visionHook(policy, (row) => job.images?.[Math.floor(row / n)]);
   const result = await generate(policy.model, prompts, {
     ...(forwardHook === undefined ? {} : { forwardHook }),
+    ...(onDevice(job, forwardHook) ? { decodeLoop: "device" as const } : {}),
     maxNewTokens: job.maxNewTokens,
     sampler: job.sampling.sampler,
     sequenceIds: prompts.map((_, i) => i),
@@ -1049,7 +1072,10 @@ async function runJob(policy: ServedPolicy, job: Job): Promise<JobResult> {
         const info: TokenInfo = {
           id,
           logprob: e.scaledLogprobs[i]!,
-          top: topLogprobs(e.logits[i]!, job.sampling.sampler.temperature ?? 1, vocab, job.topK),
+          // The device loop has no logits after the prefill; its jobs ask for no top logprobs.
+          top: job.topK === 0
+            ? []
+            : topLogprobs(e.logits[i]!, job.sampling.sampler.temperature ?? 1, vocab, job.topK),
         };
         tokens[i]!.push(info);
         return info;
@@ -1273,9 +1299,26 @@ export async function startServer(opts: ServerOptions = {}): Promise<PolicyServe
         `vision.model.lm)`,
     );
   }
+  const decodeLoop = opts.decodeLoop ?? "host";
+  if (decodeLoop !== "host" && decodeLoop !== "device") {
+    throw new RangeError(
+      `startServer: decodeLoop must be "host" or "device", got ${show(decodeLoop)}`,
+    );
+  }
   const owned = opts.policy === undefined;
   const modelArg = opts.model ?? "builtin:tiny";
   const policy: ServedPolicy = opts.policy ?? await loadPolicy(modelArg);
+  if (decodeLoop === "device") {
+    const why = policy.vision != null
+      ? "the policy reads images through a forward hook, which the device loop does not run"
+      : deviceDecodeProblem(policy.model);
+    if (why !== null) {
+      if (owned) policy.model.dispose();
+      throw new RangeError(
+        `startServer: decodeLoop "device" cannot serve this policy: ${why}; use decodeLoop "host"`,
+      );
+    }
+  }
   const modelName = opts.modelName ?? (owned || opts.model !== undefined ? modelArg : "policy");
   const created = Math.floor(Date.now() / 1000);
   const { tokenizer } = policy;
@@ -1403,6 +1446,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<PolicyServe
     const { result } = await run(() =>
       runJob(policy, {
         ...job,
+        decodeLoop,
         aborted,
         onStep: (infos) => {
           infos.forEach((info, i) => {
@@ -1491,7 +1535,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<PolicyServe
     };
     const run = reserve();
     if (!sampling.stream) {
-      const { result, tokens } = await run(() => runJob(policy, job));
+      const { result, tokens } = await run(() => runJob(policy, { ...job, decodeLoop }));
       return json({
         ...base,
         choices: result.sequences.map((s, i) => ({
@@ -1566,7 +1610,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<PolicyServe
     };
     const run = reserve();
     if (!sampling.stream) {
-      const { result, tokens } = await run(() => runJob(policy, job));
+      const { result, tokens } = await run(() => runJob(policy, { ...job, decodeLoop }));
       return json({
         id,
         object: "chat.completion",

@@ -1,0 +1,102 @@
+// `deno task serve --decode-loop device` on WebGPU (the software adapter here): requests the
+// device loop can run decode on the GPU and give the host loop's tokens; the others (top
+// logprobs, sampler filters) run on the host loop, byte for byte as a host-loop server answers.
+
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+import { withBackend } from "@rlvr/tensor";
+import { webgpuSuite } from "@rlvr/tensor/testing";
+import { loadPolicy } from "../loop/policy.ts";
+import { parseServeArgs } from "./main.ts";
+import { startServer } from "./server.ts";
+
+const suite = await webgpuSuite("serve decode loop");
+
+Deno.test("parseServeArgs: --decode-loop takes host or device, naming the flag otherwise", () => {
+  assert.equal(parseServeArgs([]).decodeLoop, "host");
+  assert.equal(parseServeArgs(["--decode-loop", "device"]).decodeLoop, "device");
+  assert.throws(
+    () => parseServeArgs(["--decode-loop", "gpu"]),
+    /--decode-loop "gpu" is not a decode loop; use host or device/,
+  );
+});
+
+Deno.test("startServer: decodeLoop device refuses a policy it cannot run, with the reason", async () => {
+  await assert.rejects(
+    startServer({ model: "builtin:tiny", port: 0, decodeLoop: "device" }),
+    /decodeLoop "device" cannot serve this policy: the model's parameters are on the cpu backend, not WebGPU; use decodeLoop "host"/,
+  );
+  await assert.rejects(
+    startServer({ model: "builtin:tiny-vl", port: 0, decodeLoop: "device" }),
+    /cannot serve this policy: the policy reads images through a forward hook/,
+  );
+});
+
+suite.test(
+  "serve --decode-loop device: the host loop's tokens; top_logprobs and top_p requests run on the host loop",
+  async (gpu) => {
+    const policy = await withBackend(gpu, () => loadPolicy("builtin:tiny"));
+    const servers = [
+      await startServer({ policy, modelName: "m", port: 0 }),
+      await startServer({ policy, modelName: "m", port: 0, decodeLoop: "device" }),
+    ];
+    try {
+      const [host, device] = servers.map((s) =>
+        new OpenAI({ baseURL: `${s.url}/v1`, apiKey: "x", maxRetries: 0 })
+      );
+      const ask = (client: OpenAI, more: Record<string, unknown> = {}) =>
+        client.chat.completions.create({
+          model: "m",
+          messages: [{ role: "user", content: "12+5=" }],
+          max_tokens: 24,
+          temperature: 1,
+          seed: 3,
+          n: 4,
+          logprobs: true,
+          ...more,
+        });
+      const lps = (r: OpenAI.ChatCompletion) =>
+        r.choices.map((c) => c.logprobs!.content!.map((e) => e.logprob));
+      const ids = (r: OpenAI.ChatCompletion) =>
+        r.choices.map((c) => (c as unknown as { token_ids: number[] }).token_ids);
+      // On the device loop: the same tokens, log-probs from its own kernels (within 2e-4, and not
+      // all equal to the host loop's, which shows the device loop ran).
+      const [h, d] = [await ask(host!), await ask(device!)];
+      assert.deepEqual(ids(d), ids(h));
+      assert.deepEqual(
+        d.choices.map((c) => c.message.content),
+        h.choices.map((c) => c.message.content),
+      );
+      const [lh, ld] = [lps(h), lps(d)];
+      ld.forEach((row, i) =>
+        row.forEach((lp, j) => assert.ok(Math.abs(lp - lh[i]![j]!) <= 2e-4, `${i} ${j}`))
+      );
+      assert.notDeepEqual(ld, lh);
+      // Streamed: the same tokens as the non-streamed answer.
+      const stream = await device!.chat.completions.create({
+        model: "m",
+        messages: [{ role: "user", content: "12+5=" }],
+        max_tokens: 24,
+        temperature: 1,
+        seed: 3,
+        stream: true,
+      });
+      const streamed: number[] = [];
+      for await (const chunk of stream) {
+        for (const c of chunk.choices) {
+          streamed.push(...((c as unknown as { token_ids?: number[] }).token_ids ?? []));
+        }
+      }
+      assert.deepEqual(streamed, ids(d)[0]);
+      // What the device loop cannot give runs on the host loop: the host server's answer exactly.
+      for (const more of [{ top_logprobs: 2 }, { top_p: 0.9 }]) {
+        const [a, b] = [await ask(host!, more), await ask(device!, more)];
+        assert.deepEqual(ids(b), ids(a), JSON.stringify(more));
+        assert.deepEqual(lps(b), lps(a), JSON.stringify(more));
+      }
+    } finally {
+      for (const s of servers) await s.close();
+      policy.model.dispose();
+    }
+  },
+);
