@@ -8,7 +8,7 @@ import { parseDataUrl } from "@rlvr/image";
 import { countShapesTask } from "@rlvr/rewards/vision";
 import { loadConfig } from "../config/load.ts";
 import { dataTask } from "./data_task.ts";
-import { loadPolicy } from "./policy.ts";
+import { type LoadedPolicy, loadPolicy } from "./policy.ts";
 import { promptIds } from "./prompt.ts";
 import { runTraining } from "./run.ts";
 import { completionValues } from "./scoring.ts";
@@ -42,6 +42,15 @@ const VL = [
 async function same(a: { data(): Promise<ArrayLike<number>> }, b: typeof a): Promise<boolean> {
   const [x, y] = [await a.data(), await b.data()];
   return x.length === y.length && Array.from(x).every((v, i) => v === y[i]);
+}
+
+/** How many tower tensors of `a` differ from `b`'s (two loaded vision-language policies). */
+async function towerChanges(a: LoadedPolicy, b: LoadedPolicy): Promise<number> {
+  let moved = 0;
+  for (const [name, t] of a.vision!.model.tower.params) {
+    if (!(await same(t, b.vision!.model.tower.params.get(name)!))) moved++;
+  }
+  return moved;
 }
 
 Deno.test("runTraining on tiny-vl and count_shapes: resume is exact; the checkpoint is a Qwen2-VL folder whose trained tower loads back", async () => {
@@ -95,10 +104,7 @@ Deno.test("runTraining on tiny-vl and count_shapes: resume is exact; the checkpo
     try {
       assert.ok(trained.vision !== null);
       assert.deepEqual(trained.vision.processor, base.vision!.processor);
-      let moved = 0;
-      for (const [name, t] of trained.vision.model.tower.params) {
-        if (!(await same(t, base.vision!.model.tower.params.get(name)!))) moved++;
-      }
+      const moved = await towerChanges(trained, base);
       assert.ok(moved > 20, `${moved} tower tensors changed`);
     } finally {
       trained.model.dispose();
@@ -479,10 +485,7 @@ Deno.test("runTraining on tiny-vl with model.lora and the tower training: the ch
     const merged = await loadPolicy(join(full.dir, "checkpoints/step-2/merged"));
     const base = await loadPolicy("builtin:tiny-vl");
     try {
-      let moved = 0;
-      for (const [name, t] of merged.vision!.model.tower.params) {
-        if (!(await same(t, base.vision!.model.tower.params.get(name)!))) moved++;
-      }
+      const moved = await towerChanges(merged, base);
       assert.ok(moved > 20, `${moved} tower tensors changed`);
     } finally {
       merged.model.dispose();
