@@ -203,3 +203,47 @@ nats(
   },
   240_000,
 );
+
+nats(
+  "runTraining over NATS: a remote worker serves a vision-language run (the tower in every snapshot, the images processed there)",
+  async (server) => {
+    const out = await Deno.makeTempDir();
+    const w = worker(server.url, "w1");
+    try {
+      const loaded = await loadConfig({
+        out,
+        steps: "3",
+        device: "cpu",
+        set: [
+          ...TINY,
+          "model.checkpoint=builtin:tiny-vl",
+          "task.name=count_shapes",
+          "task.options={size: 56, shapeSize: [8, 10], count: [3, 6], distractors: [6, 8]}",
+          "rollout.maxNewTokens=60",
+          "optimizer.lr=1e-3",
+          "rollout.mode=async",
+          "rollout.maxStaleness=0",
+          `rollout.nats=${server.url}`,
+          "trainer.saveEvery=0",
+        ],
+      });
+      const result = await runTraining(loaded, { ...quietRun, log: () => {} });
+      assert.equal(result.step, 3);
+      const { records } = await readJsonl<Record<string, number>>(
+        join(result.dir, "metrics.jsonl"),
+      );
+      assert.deepEqual(records.map((x) => x["rollout/policy_version"]), [0, 1, 2]);
+      // Every batch is on-policy: the remote worker sampled with the images and with the tower
+      // the trainer had trained up to then (the tower trains at lr 1e-3), as the learner scores.
+      for (const x of records) {
+        assert.ok(x.sampler_logprob_diff! < 1e-5, JSON.stringify(x));
+        assert.ok(x["reward/mean"]! > 0, JSON.stringify(x));
+      }
+      assert.ok(w.lines.some((l) => /^job \d+ v2 /.test(l)), w.lines.join("\n"));
+    } finally {
+      await w.kill();
+      await Deno.remove(out, { recursive: true });
+    }
+  },
+  240_000,
+);
