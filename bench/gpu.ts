@@ -274,8 +274,11 @@ export interface GpuBenchReport {
    * `recordMs`, `readMs`, `sampleMs`: per forward pass, from `GenerationTiming.breakdown`).
    */
   decode: {
-    /** `generate`'s `decodeLoop`: logits read back and sampled on the host, or on the GPU. */
-    loop: "host" | "device";
+    /**
+     * `generate`'s `decodeLoop`: logits read back and sampled on the host, or on the GPU;
+     * `device, top-k 50 top-p 0.9` with those filters on the GPU (the rest without filters).
+     */
+    loop: "host" | "device" | "device, top-k 50 top-p 0.9";
     batch: number;
     newTokens: number;
     recordMs: number;
@@ -585,8 +588,9 @@ async function checkScoring(gpu: WebGpuBackend, cpu: Backend): Promise<Check> {
 }
 
 /**
- * The device decode loop against the host loop on the GPU (toy model, ragged prompts, greedy and
- * T = 1): the same tokens, log-probs within 2e-4 (f32 kernels with other summation orders).
+ * The device decode loop against the host loop on the GPU (toy model, ragged prompts, greedy,
+ * T = 1, and T = 1 with top-k 20 and top-p 0.9 on the GPU): the same tokens, log-probs within 2e-4
+ * (f32 kernels with other summation orders).
  */
 async function checkDeviceLoop(gpu: WebGpuBackend): Promise<Check> {
   const model = withBackend(gpu, () => CausalLM.random(TOY_MODEL, { seed: 4, std: 0.5 }));
@@ -594,7 +598,13 @@ async function checkDeviceLoop(gpu: WebGpuBackend): Promise<Check> {
   let error = 0;
   let sameTokens = true;
   try {
-    for (const sampler of [{ seed: 6, temperature: 0 }, { seed: 6, temperature: 1 }]) {
+    for (
+      const sampler of [
+        { seed: 6, temperature: 0 },
+        { seed: 6, temperature: 1 },
+        { seed: 6, temperature: 1, topK: 20, topP: 0.9 },
+      ]
+    ) {
       const opts = { maxNewTokens: 12, sampler, eosTokenIds: [] };
       const host = await generate(model, prompts, opts);
       const dev = await generate(model, prompts, { ...opts, decodeLoop: "device" });
@@ -603,6 +613,7 @@ async function checkDeviceLoop(gpu: WebGpuBackend): Promise<Check> {
         if (s.tokens.join() !== h.tokens.join()) sameTokens = false;
         s.scaledLogprobs.forEach((lp, j) => {
           error = Math.max(error, Math.abs(lp - (h.scaledLogprobs[j] ?? Infinity)));
+          error = Math.max(error, Math.abs(s.logprobs[j]! - (h.logprobs[j] ?? Infinity)));
         });
       });
     }
@@ -610,7 +621,8 @@ async function checkDeviceLoop(gpu: WebGpuBackend): Promise<Check> {
     model.dispose();
   }
   return {
-    name: "device decode loop: the host loop's tokens and log-probs (toy model, T = 0 and 1)",
+    name:
+      "device decode loop: the host loop's tokens and log-probs (toy model, T = 0, 1, 1 with top-k/top-p)",
     ok: sameTokens && error <= 2e-4,
     error: sameTokens ? error : Infinity,
     tolerance: "same tokens, max |Δ logprob| ≤ 2e-4",
@@ -839,11 +851,15 @@ export async function runGpuBench(
       eosTokenIds: [],
       decodeLoop: "device",
     });
-    const runs: [number, number, "host" | "device"][] = plan.decodeBatches.flatMap((b) => [
-      [b, plan.newTokens, "host"] as [number, number, "host"],
-      [b, plan.newTokens, "device"] as [number, number, "device"],
+    type Loop = GpuBenchReport["decode"][number]["loop"];
+    const runs: [number, number, Loop][] = plan.decodeBatches.flatMap((b) => [
+      [b, plan.newTokens, "host"] as [number, number, Loop],
+      [b, plan.newTokens, "device"] as [number, number, Loop],
     ]);
     runs.push([1, plan.longTokens, "device"]);
+    // What the filters' bisections (64 workgroup reductions a step) cost on the GPU.
+    const filtered = "device, top-k 50 top-p 0.9" as const;
+    for (const b of plan.decodeBatches.slice(0, 2)) runs.push([b, plan.newTokens, filtered]);
     for (const [batch, newTokens, loop] of runs) {
       const what = `decode batch ${batch} (${loop} loop)`;
       progress(`${what}: ${plan.promptTokens} + ${newTokens} tokens`);
@@ -852,9 +868,13 @@ export async function runGpuBench(
         randomIds(rng, batch, plan.promptTokens, plan.model.vocabSize),
         {
           maxNewTokens: newTokens,
-          sampler: { seed: 2, temperature: 1 },
+          sampler: {
+            seed: 2,
+            temperature: 1,
+            ...(loop === filtered ? { topK: 50, topP: 0.9 } : {}),
+          },
           eosTokenIds: [],
-          decodeLoop: loop,
+          decodeLoop: loop === "host" ? "host" : "device",
         },
       );
       const passes = timing.rowsPerStep.length;

@@ -166,6 +166,8 @@ Deno.test({
         "host 4×4",
         "device 4×4",
         "device 1×8",
+        "device, top-k 50 top-p 0.9 1×4",
+        "device, top-k 50 top-p 0.9 4×4",
       ]);
       assert.ok(r.checks.some((c) => c.name.startsWith("device decode loop")));
       const prof = r.deviceProfile!;

@@ -148,9 +148,9 @@ export interface GenerateOptions {
    * differ from the host loop's where two candidates lie within rounding; `onTokens` is called
    * per token once its chunk is read, with `logits` null; a row that ends keeps decoding (its
    * tokens dropped) until its chunk is read. Needs f32 weights (LoRA adapters are folded into
-   * copies of the adapted weights for the decode steps),
-   * no top-k / top-p / min-p, no `returnLogits` and no `forwardHook`; anything else is refused
-   * with the reason.
+   * copies of the adapted weights for the decode steps), no `returnLogits` and no
+   * `forwardHook`; anything else is refused with the reason. Top-k / top-p / min-p run on the
+   * GPU too (f32 sums: a token at a filter's boundary can differ within rounding).
    */
   decodeLoop?: "host" | "device";
   /** With `decodeLoop: "device"`: decode steps per host round trip, an integer >= 1 (default 16). */
@@ -491,7 +491,7 @@ export async function generate(
   const padId = opts.padTokenId ?? cfg.padTokenId ?? tokenizer?.padTokenId ?? 0;
   checkIds("padTokenId", [padId], vocab, 1);
   const returnLogits = opts.returnLogits ?? false;
-  const device = deviceLoopOf(model, sampler, opts, returnLogits);
+  const device = deviceLoopOf(model, opts, returnLogits);
   const embed = model.params.get("model.embed_tokens.weight");
   if (embed === undefined) {
     throw new Error("generate: the model has no model.embed_tokens.weight; was it disposed?");
@@ -699,7 +699,6 @@ export async function generate(
 /** `decodeLoop: "device"` settings, or null for the host loop; refuses what it cannot run. */
 function deviceLoopOf(
   model: CausalLM,
-  sampler: TokenSampler,
   opts: GenerateOptions,
   returnLogits: boolean,
 ): { chunk: number } | null {
@@ -712,13 +711,8 @@ function deviceLoopOf(
     throw new RangeError(`generate: deviceChunk must be an integer >= 1, got ${show(chunk)}`);
   }
   if (loop === "host") return null;
-  const p = sampler.params;
   const why = deviceDecodeProblem(model) ??
-    (p.topK > 0 || p.topP < 1 || p.minP > 0
-      ? `top-k / top-p / min-p (${
-        show({ topK: p.topK, topP: p.topP, minP: p.minP })
-      }) run on the host only`
-      : returnLogits
+    (returnLogits
       ? "returnLogits needs every logits row on the host"
       : opts.forwardHook !== undefined
       ? "a forwardHook (vision inputs, M-RoPE positions) runs on the host only"
@@ -771,11 +765,13 @@ async function decodeOnDevice(
       });
     }
   }
+  const p = ctx.sampler.params;
   const dec = new DeviceDecoder(model, {
     rows: n,
     maxLen: cache.length + last - t,
     maxSteps: last,
     temperature,
+    filters: { topK: p.topK, topP: p.topP, minP: p.minP, order: p.order },
   });
   const built = dec.checked();
   const inflight: Promise<DeviceChunk>[] = [];

@@ -51,6 +51,7 @@ export {
   deviceDecodeProblem,
   DeviceDecoder,
   type DeviceDecoderOptions,
+  type DeviceFilters,
 } from "./device_decode/decoder.ts";
 export {
   attachLora,

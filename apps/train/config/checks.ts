@@ -361,17 +361,12 @@ function partialProblems(config: Config): ConfigProblem[] {
 function decodeLoopProblems(config: Config): ConfigProblem[] {
   const { rollout: r, trainer, model, task } = config;
   if (r.decodeLoop !== "device") return [];
-  const s = r.sampler;
   const visual = (task.name != null && builtinTaskDescription(task.name)?.startsWith("visual:")) ||
     model.checkpoint === "builtin:tiny-vl";
   const conflicts: [boolean, string][] = [
     [
       trainer.device === "cpu",
       "trainer.device is cpu, and the device loop runs on WebGPU; set trainer.device to webgpu",
-    ],
-    [
-      s.topK > 0 || s.topP < 1 || s.minP > 0,
-      `rollout.sampler filters (topK ${s.topK}, topP ${s.topP}, minP ${s.minP}) run on the host only; set topK 0, topP 1 and minP 0`,
     ],
     [
       visual,

@@ -1,6 +1,6 @@
 // `deno task serve --decode-loop device` on WebGPU (the software adapter here): requests the
 // device loop can run decode on the GPU and give the host loop's tokens; the others (top
-// logprobs, sampler filters) run on the host loop, byte for byte as a host-loop server answers.
+// logprobs) run on the host loop, byte for byte as a host-loop server answers.
 
 import assert from "node:assert/strict";
 import OpenAI from "openai";
@@ -33,7 +33,7 @@ Deno.test("startServer: decodeLoop device refuses a policy it cannot run, with t
 });
 
 suite.test(
-  "serve --decode-loop device: the host loop's tokens; top_logprobs and top_p requests run on the host loop",
+  "serve --decode-loop device: the host loop's tokens (top_p too); top_logprobs requests run on the host loop",
   async (gpu) => {
     const policy = await withBackend(gpu, () => loadPolicy("builtin:tiny"));
     const servers = [
@@ -88,12 +88,21 @@ suite.test(
         }
       }
       assert.deepEqual(streamed, ids(d)[0]);
-      // What the device loop cannot give runs on the host loop: the host server's answer exactly.
-      for (const more of [{ top_logprobs: 2 }, { top_p: 0.9 }]) {
-        const [a, b] = [await ask(host!, more), await ask(device!, more)];
-        assert.deepEqual(ids(b), ids(a), JSON.stringify(more));
-        assert.deepEqual(lps(b), lps(a), JSON.stringify(more));
-      }
+      // top_p runs on the device loop too: the host loop's tokens, the device's log-probs.
+      const [hp, dp] = [await ask(host!, { top_p: 0.8 }), await ask(device!, { top_p: 0.8 })];
+      assert.deepEqual(ids(dp), ids(hp));
+      assert.notDeepEqual(lps(dp), lps(hp));
+      lps(dp).forEach((row, i) =>
+        row.forEach((lp, j) => assert.ok(Math.abs(lp - lps(hp)[i]![j]!) <= 2e-4, `${i} ${j}`))
+      );
+      // What the device loop cannot give (every step's top logprobs) runs on the host loop: the
+      // host server's answer exactly.
+      const [a, b] = [
+        await ask(host!, { top_logprobs: 2 }),
+        await ask(device!, { top_logprobs: 2 }),
+      ];
+      assert.deepEqual(ids(b), ids(a));
+      assert.deepEqual(lps(b), lps(a));
     } finally {
       for (const s of servers) await s.close();
       policy.model.dispose();

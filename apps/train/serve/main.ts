@@ -42,8 +42,8 @@ export const SERVE_USAGE = `Usage: deno task serve [--model <m>] [--port N] [--h
   --device auto|webgpu|cpu where the model runs (default auto: WebGPU on a hardware adapter only)
   --decode-loop host|device
                            where decode steps run (default host); device (WebGPU, a text model)
-                           decodes on the GPU the requests without top_logprobs, top_k, top_p,
-                           min_p; the others run on the host loop
+                           decodes on the GPU the requests without top_logprobs; those run on
+                           the host loop
   --max-body-bytes N       largest request body; a larger one is a 413 (default ${SERVER_LIMITS.maxBodyBytes})
   --max-prompts N          most prompts per completions request; more is a 400 (default ${SERVER_LIMITS.maxPrompts})
   --max-completions N      most choices (n x prompts) per request; more is a 400 (default ${SERVER_LIMITS.maxCompletions})
@@ -242,7 +242,7 @@ export async function serveMain(
       ? " (vision-language: chat messages may carry image_url parts)"
       : "";
     if (a.decodeLoop === "device") {
-      log("decode loop: device (requests with top_logprobs, top_k, top_p or min_p: host)");
+      log("decode loop: device (requests with top_logprobs: host)");
     }
     log(`serving ${a.modelName} at ${server.url}/v1${images}`);
     return server;

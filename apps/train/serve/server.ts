@@ -23,8 +23,8 @@
  *   sampled and the distribution is over the tokenizer's ids only, so the numbers differ from
  *   the learner's by the (tiny) log of the padded ids' mass.
  * - **Decode loop** (`decodeLoop: "device"`, `deno task serve --decode-loop device`, WebGPU): a
- *   request without `top_logprobs` (which need every step's logits), without top-k / top-p /
- *   min-p and without images decodes on the GPU, many steps per host round trip (`generate`'s
+ *   request without `top_logprobs` (which need every step's logits) decodes on the GPU (top-k /
+ *   top-p / min-p too), many steps per host round trip (`generate`'s
  *   `decodeLoop`); its tokens are the host loop's up to f32 rounding and its log-probs those of
  *   the device's kernels. Any other request runs on the host loop. Streamed chunks then arrive a
  *   chunk of steps at a time.
@@ -1017,11 +1017,9 @@ interface Job {
   decodeLoop?: "host" | "device";
 }
 
-/** Whether `job` runs on the device loop: asked for, no top logprobs, filters or images. */
+/** Whether `job` runs on the device loop: asked for, no top logprobs, no images. */
 function onDevice(job: Job, hook: ForwardHook | undefined): boolean {
-  const s = job.sampling.sampler;
-  const filtered = (s.topK ?? 0) > 0 || (s.topP ?? 1) < 1 || (s.minP ?? 0) > 0;
-  return job.decodeLoop === "device" && job.topK === 0 && !filtered && hook === undefined;
+  return job.decodeLoop === "device" && job.topK === 0 && hook === undefined;
 }
 
 interface JobResult {

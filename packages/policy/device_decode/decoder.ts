@@ -16,7 +16,9 @@
  * decoding until the host reads their chunk (their tokens are dropped). Supported: f32 weights,
  * LoRA adapters (unmerged adapters are folded into copies of the adapted weights when the decoder
  * is built, `LoraAdapters.mergedWeights`, so its kernels stay plain GEMVs; no other linear-layer
- * extension), temperature sampling without top-k / top-p / min-p, or greedy decoding.
+ * extension), temperature sampling with top-k / top-p / min-p in the host sampler's orders
+ * (`filters`: each stage keeps a prefix of the tokens by value, found by bisection on the GPU), or
+ * greedy decoding.
  *
  * @module
  */
@@ -30,6 +32,7 @@ import {
   ADVANCE_WGSL,
   type AttentionShape,
   attentionWgsl,
+  type DeviceFilters,
   embedWgsl,
   GEMV_OUTPUTS_PER_GROUP,
   gemvWgsl,
@@ -37,6 +40,8 @@ import {
   ropeKvWgsl,
   samplerWgsl,
 } from "./kernels.ts";
+
+export type { DeviceFilters } from "./kernels.ts";
 
 /** Options of {@link DeviceDecoder}. */
 export interface DeviceDecoderOptions {
@@ -48,6 +53,8 @@ export interface DeviceDecoderOptions {
   maxSteps: number;
   /** Sampling temperature, 0 for greedy. */
   temperature: number;
+  /** Top-k / top-p / min-p after the temperature (default none). */
+  filters?: DeviceFilters;
 }
 
 /** The tokens of one chunk of steps, row-major `[steps, rows]`. */
@@ -196,6 +203,19 @@ export class DeviceDecoder {
       throw new RangeError(
         `DeviceDecoder: temperature must be a finite number >= 0, got ${opts.temperature}`,
       );
+    }
+    const f = opts.filters;
+    if (f !== undefined) {
+      const bad = !Number.isInteger(f.topK) || f.topK < 0
+        ? `topK must be an integer >= 0 (0: off), got ${f.topK}`
+        : !(f.topP > 0 && f.topP <= 1)
+        ? `topP must be in (0, 1] (1: off), got ${f.topP}`
+        : !(f.minP >= 0 && f.minP <= 1)
+        ? `minP must be in [0, 1] (0: off), got ${f.minP}`
+        : f.order !== "hf" && f.order !== "vllm"
+        ? `order must be "hf" or "vllm", got ${JSON.stringify(f.order)}`
+        : null;
+      if (bad !== null) throw new RangeError(`DeviceDecoder: filters.${bad}`);
     }
     const embed = model.params.get("model.embed_tokens.weight")!;
     const backend = embed.backend as WebGpuBackend;
@@ -388,7 +408,7 @@ export class DeviceDecoder {
     const head = c.tieWordEmbeddings ? "model.embed_tokens.weight" : "lm_head.weight";
     gemv(h, [weight(head)], null, logits, c.vocabSize, c.hiddenSize, "set");
     add(
-      pipeline(samplerWgsl(c.vocabSize, B, opts.temperature), "decode.sampler"),
+      pipeline(samplerWgsl(c.vocabSize, B, opts.temperature, opts.filters), "decode.sampler"),
       [logits, this.#u, this.#state, this.#tok, this.#outTok, this.#outLp],
       B,
     );

@@ -68,10 +68,6 @@ suite.test("device decode loop: refuses what it cannot run, naming it", async (g
   assert.equal(deviceDecodeProblem(model), null);
   const base: GenerateOptions = { maxNewTokens: 2, sampler: { seed: 0 }, decodeLoop: "device" };
   await assert.rejects(
-    generate(model, [[1]], { ...base, sampler: { seed: 0, topK: 5 } }),
-    /top-k \/ top-p \/ min-p .* run on the host only; use decodeLoop "host"/,
-  );
-  await assert.rejects(
     generate(model, [[1]], { ...base, returnLogits: true }),
     /returnLogits needs every logits row on the host/,
   );
@@ -144,6 +140,104 @@ for (const [family, config] of Object.entries(CONFIGS)) {
     },
   );
 }
+
+// Filters on the GPU: the host sampler's float64 sort and sums against f32 bisection and sums,
+// so a token at a filter's boundary could differ within rounding (none on these fixed seeds);
+// log-probs under the filtered distribution agree to 2e-4 as the unfiltered ones do.
+suite.test(
+  "device decode loop with top-k / top-p / min-p (both orders): the host loop's tokens and log-probs",
+  async (gpu) => {
+    const model = withBackend(gpu, () => CausalLM.random(CONFIGS.qwen2!, { seed: 5, std: 0.5 }));
+    const filters = [
+      { topK: 5 },
+      { topK: 1 },
+      { topP: 0.9 },
+      { topP: 0.3 },
+      { minP: 0.1 },
+      { topK: 40, topP: 0.8, minP: 0.02 },
+      { topK: 40, topP: 0.8, minP: 0.02, order: "vllm" as const },
+      { topP: 0.7, minP: 0.3, order: "vllm" as const },
+    ];
+    let narrowed = 0;
+    for (const f of filters) {
+      for (const temperature of [0.7, 1, 1.6]) {
+        const opts: GenerateOptions = {
+          maxNewTokens: 9,
+          sampler: { seed: 11, temperature, ...f },
+          sequenceIds: [1, 2, 3, 4],
+          eosTokenIds: [],
+        };
+        const host = await generate(model, RAGGED, opts);
+        const device = await generate(model, RAGGED, { ...opts, decodeLoop: "device" });
+        const what = `${JSON.stringify(f)} T=${temperature}`;
+        device.sequences.forEach((s, i) => {
+          const h = host.sequences[i]!;
+          assert.deepEqual(s.tokens, h.tokens, `${what} row ${i}`);
+          s.logprobs.forEach((lp, j) => {
+            assert.ok(
+              Math.abs(lp - h.logprobs[j]!) <= 2e-4,
+              `${what} ${i} ${j}: ${lp} ${h.logprobs[j]}`,
+            );
+            assert.ok(
+              Math.abs(s.scaledLogprobs[j]! - h.scaledLogprobs[j]!) <= 2e-4,
+              `${what} scaled`,
+            );
+            if (h.logprobs[j]! > h.scaledLogprobs[j]! + 1e-3) narrowed++;
+          });
+        });
+      }
+    }
+    // The filters did act: many draws have a sampling log-prob above the unfiltered one.
+    assert.ok(narrowed > 100, `${narrowed} filtered draws`);
+    model.dispose();
+  },
+);
+
+suite.test(
+  "device decode loop with filters at tied logits: top-k keeps every tie, top-p keeps ties in index order",
+  async (gpu) => {
+    // Tied embeddings with rows 2m and 2m+1 equal: every logit comes in an equal pair (the same
+    // dot product, summed in the same order), so filter boundaries fall on ties.
+    const model = withBackend(gpu, () => CausalLM.random(CONFIGS.llama!, { seed: 6, std: 0.5 }));
+    const embed = model.params.get("model.embed_tokens.weight")!;
+    const w = Float32Array.from(await embed.data() as Float32Array);
+    const H = CONFIGS.llama!.hiddenSize;
+    for (let r = 1; r < CONFIGS.llama!.vocabSize; r += 2) {
+      w.copyWithin(r * H, (r - 1) * H, r * H);
+    }
+    embed.backend.write(embed.buffer, w);
+    let ties = 0;
+    for (
+      const f of [
+        { topK: 5 },
+        { topK: 2 },
+        { topP: 0.5 },
+        { topP: 0.85 },
+        { topK: 7, topP: 0.6 },
+        { topP: 0.6, minP: 0.2, order: "vllm" as const },
+      ]
+    ) {
+      const opts: GenerateOptions = {
+        maxNewTokens: 8,
+        sampler: { seed: 2, temperature: 1.3, ...f },
+        sequenceIds: [1, 2, 3, 4],
+        eosTokenIds: [],
+      };
+      const host = await generate(model, RAGGED, opts);
+      const device = await generate(model, RAGGED, { ...opts, decodeLoop: "device" });
+      device.sequences.forEach((s, i) => {
+        const h = host.sequences[i]!;
+        assert.deepEqual(s.tokens, h.tokens, `${JSON.stringify(f)} row ${i}`);
+        s.logprobs.forEach((lp, j) => {
+          assert.ok(Math.abs(lp - h.logprobs[j]!) <= 2e-4, `${JSON.stringify(f)} ${i} ${j}`);
+        });
+        ties += h.tokens.filter((t) => t % 2 === 1).length;
+      });
+    }
+    assert.ok(ties > 20, `${ties} draws of the second token of a tied pair`);
+    model.dispose();
+  },
+);
 
 suite.test(
   "device decode loop with LoRA adapters (unmerged, and merged in place): the host loop's tokens and log-probs; the adapters change them",

@@ -337,17 +337,198 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 }
 
 /**
- * The token of each row from its logits: greedy (`temperature` 0: the first maximum) or the
- * inverse CDF of `softmax(logits / T)` at the host-drawn uniform `u[step · rows + row]`. Writes
- * the token (for the next step's lookup), and per drawn token its id and two log-probs (the
- * sampling distribution's, and `log softmax(logits / T)`; greedy: 0 and `log softmax(logits)`).
- * One workgroup per row, the vocabulary in 256 contiguous chunks.
+ * Top-k / top-p / min-p of the device sampler, applied in `order` after the temperature, as the
+ * host sampler applies them (`@rlvr/sampling`'s `SAMPLING_ORDERS`); 0, 1 and 0 turn each off.
  */
-export function samplerWgsl(vocab: number, rows: number, temperature: number): string {
+export interface DeviceFilters {
+  /** Keep the values at least the k-th largest (ties kept); 0: off. */
+  topK: number;
+  /** Keep the shortest prefix (value descending, index ascending) before which the mass is < p·Z; 1: off. */
+  topP: number;
+  /** Keep `exp(v − max) ≥ minP`; 0: off. */
+  minP: number;
+  /** `"hf"`: top-k, top-p, min-p; `"vllm"`: min-p, top-k, top-p. */
+  order: "hf" | "vllm";
+}
+
+/** No filter: plain temperature sampling. */
+export const NO_FILTERS: DeviceFilters = Object.freeze({ topK: 0, topP: 1, minP: 0, order: "hf" });
+
+/**
+ * WGSL of the filters: every stage keeps a prefix of the row's tokens in the order (value
+ * descending, index ascending), so the kept set after each stage is `key(v) > kStar`, or
+ * `key(v) == kStar` and `i <= iStar` (`key` maps f32 to u32 monotonically), narrowed stage by
+ * stage; min-p is a predicate on `exp(v − max)`. Top-k's threshold (the largest key with at
+ * least k kept values at or above it) and top-p's (the smallest key above which the kept mass is
+ * below p·Z) are found by bisection over the 2³² keys, one reduction per halving; top-p's tied
+ * values at its threshold are kept in index order while the mass before them stays below p·Z.
+ */
+function filterWgsl(f: DeviceFilters, vocab: number, scaled: (v: string) => string): string {
+  const stages = f.order === "hf" ? ["topK", "topP", "minP"] : ["minP", "topK", "topP"];
+  const topK = f.topK > 0 && f.topK < vocab;
+  const code: string[] = [];
+  let minPOn = false;
+  const keep = () => `kept(i, v, kStar, iStar${minPOn ? ", true" : ", false"}, gmax)`;
+  for (const stage of stages) {
+    if (stage === "minP" && f.minP > 0) minPOn = true;
+    if (stage === "topK" && topK) {
+      code.push(`
+  // top-k: the largest key t with at least k kept values at or above it.
+  {
+    var lo = 0u;
+    var hi = 0xffffffffu;
+    for (var it = 0u; it < 32u; it++) {
+      let mid = lo + ((hi - lo) >> 1u) + select(0u, 1u, hi > lo);
+      var c = 0u;
+      for (var i = lo0; i < hi0; i++) {
+        let v = ${scaled("logits[base + i]")};
+        if (${keep()} && fkey(v) >= mid) { c += 1u; }
+      }
+      let total = countAll(c, lid.x);
+      if (hi > lo) { if (total >= ${f.topK}u) { lo = mid; } else { hi = mid - 1u; } }
+    }
+    let n = countAll(countKept(lo0, hi0, base, kStar, iStar, ${minPOn}, gmax), lid.x);
+    if (n > ${f.topK}u) { narrow(&kStar, &iStar, lo, 0xffffffffu); }
+  }`);
+    }
+    if (stage === "topP" && f.topP < 1) {
+      code.push(`
+  // top-p: the smallest key t above which the kept mass is below p·Z.
+  {
+    var z = 0.0;
+    for (var i = lo0; i < hi0; i++) {
+      let v = ${scaled("logits[base + i]")};
+      if (${keep()}) { z += exp(v - gmax); }
+    }
+    let goalMass = ${f32Literal(f.topP)} * sumAll(z, lid.x);
+    var lo = 0u;
+    var hi = 0xffffffffu;
+    for (var it = 0u; it < 32u; it++) {
+      let mid = lo + ((hi - lo) >> 1u);
+      var m = 0.0;
+      for (var i = lo0; i < hi0; i++) {
+        let v = ${scaled("logits[base + i]")};
+        if (${keep()} && fkey(v) > mid) { m += exp(v - gmax); }
+      }
+      let above = sumAll(m, lid.x);
+      if (hi > lo) { if (above < goalMass) { hi = mid; } else { lo = mid + 1u; } }
+    }
+    // Values tied at key lo: kept in index order while the mass before them is below target.
+    var m = 0.0;
+    var tied = 0.0;
+    for (var i = lo0; i < hi0; i++) {
+      let v = ${scaled("logits[base + i]")};
+      if (${keep()}) {
+        let k = fkey(v);
+        if (k > lo) { m += exp(v - gmax); } else if (k == lo) { tied += exp(v - gmax); }
+      }
+    }
+    let above = sumAll(m, lid.x);
+    pre[lid.x + 1u] = tied;
+    workgroupBarrier();
+    if (lid.x == 0u) {
+      pre[0] = 0.0;
+      for (var t = 1u; t <= 256u; t++) { pre[t] = pre[t] + pre[t - 1u]; }
+      atomicStore(&lastTie, 0u);
+    }
+    workgroupBarrier();
+    var before = above + pre[lid.x];
+    for (var i = lo0; i < hi0; i++) {
+      let v = ${scaled("logits[base + i]")};
+      if (${keep()} && fkey(v) == lo) {
+        if (before >= goalMass) { break; }
+        atomicMax(&lastTie, i + 1u);
+        before += exp(v - gmax);
+      }
+    }
+    workgroupBarrier();
+    if (lid.x == 0u) { cntOut = atomicLoad(&lastTie); }
+    let last = workgroupUniformLoad(&cntOut);
+    // No value at key lo (then lo + 1 starts the same set): keep the keys above it.
+    if (last > 0u) { narrow(&kStar, &iStar, lo, last - 1u); } else { narrow(&kStar, &iStar, lo + 1u, 0xffffffffu); }
+  }`);
+    }
+  }
+  return `
+  var kStar = 0u;
+  var iStar = 0xffffffffu;${code.join("")}
+  let minPOn = ${minPOn};`;
+}
+
+/** WGSL helpers of {@link filterWgsl} (module scope). */
+function filterHelpers(minP: number, scaled: (v: string) => string): string {
+  return `
+var<workgroup> cnt: array<u32, 256>;
+var<workgroup> lastTie: atomic<u32>;
+var<workgroup> sumOut: f32;
+var<workgroup> cntOut: u32;
+// A u32 key in the order of the f32 values (negatives reversed).
+fn fkey(v: f32) -> u32 {
+  let b = bitcast<u32>(v);
+  return select(b | 0x80000000u, ~b, (b & 0x80000000u) != 0u);
+}
+fn kept(i: u32, v: f32, kStar: u32, iStar: u32, minPOn: bool, gmax: f32) -> bool {
+  let k = fkey(v);
+  let prefix = k > kStar || (k == kStar && i <= iStar);
+  return prefix && (!minPOn || exp(v - gmax) >= ${f32Literal(minP)});
+}
+fn narrow(kStar: ptr<function, u32>, iStar: ptr<function, u32>, k: u32, i: u32) {
+  if (k > *kStar) { *kStar = k; *iStar = i; } else if (k == *kStar) { *iStar = min(*iStar, i); }
+}
+fn countAll(c: u32, l: u32) -> u32 {
+  cnt[l] = c;
+  workgroupBarrier();
+  for (var k = 128u; k > 0u; k >>= 1u) {
+    if (l < k) { cnt[l] = cnt[l] + cnt[l + k]; }
+    workgroupBarrier();
+  }
+  if (l == 0u) { cntOut = cnt[0]; }
+  return workgroupUniformLoad(&cntOut);
+}
+fn sumAll(x: f32, l: u32) -> f32 {
+  red[l] = x;
+  workgroupBarrier();
+  for (var k = 128u; k > 0u; k >>= 1u) {
+    if (l < k) { red[l] = red[l] + red[l + k]; }
+    workgroupBarrier();
+  }
+  if (l == 0u) { sumOut = red[0]; }
+  return workgroupUniformLoad(&sumOut);
+}
+fn countKept(lo0: u32, hi0: u32, base: u32, kStar: u32, iStar: u32, minPOn: bool, gmax: f32) -> u32 {
+  var c = 0u;
+  for (var i = lo0; i < hi0; i++) {
+    if (kept(i, ${scaled("logits[base + i]")}, kStar, iStar, minPOn, gmax)) { c += 1u; }
+  }
+  return c;
+}`;
+}
+
+/**
+ * The token of each row from its logits: greedy (`temperature` 0: the first maximum) or the
+ * inverse CDF of `softmax(logits / T)`, restricted to what `filters` keep (top-k / top-p /
+ * min-p, see {@link DeviceFilters}), at the host-drawn uniform `u[step · rows + row]`. Writes
+ * the token (for the next step's lookup), and per drawn token its id and two log-probs (the
+ * sampling distribution's, and `log softmax(logits / T)` unfiltered; greedy: 0 and
+ * `log softmax(logits)`). One workgroup per row, the vocabulary in 256 contiguous chunks.
+ */
+export function samplerWgsl(
+  vocab: number,
+  rows: number,
+  temperature: number,
+  filters: DeviceFilters = NO_FILTERS,
+): string {
   const chunk = Math.ceil(vocab / 256);
   const greedy = temperature === 0;
   const scaled = (v: string) =>
     temperature === 1 || greedy ? v : `(${v} / ${f32Literal(temperature)})`;
+  const filtered = !greedy &&
+    ((filters.topK > 0 && filters.topK < vocab) || filters.topP < 1 || filters.minP > 0);
+  // The filtered weight of token i (its value v): 0 outside what the filters keep.
+  const weight = (v: string) =>
+    filtered
+      ? `select(0.0, exp(${v} - gmax), kept(i, ${v}, kStar, iStar, minPOn, gmax))`
+      : `exp(${v} - gmax)`;
   return `
 ${STATE}
 @group(0) @binding(0) var<storage, read> logits: array<f32>;
@@ -360,17 +541,17 @@ var<workgroup> red: array<f32, 256>;
 var<workgroup> idx: array<u32, 256>;
 var<workgroup> pre: array<f32, 257>;
 var<workgroup> pick: atomic<u32>;
-var<workgroup> lastPos: atomic<u32>;
+var<workgroup> lastPos: atomic<u32>;${filtered ? filterHelpers(filters.minP, scaled) : ""}
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
   let b = wid.x;
   let base = b * ${vocab}u;
-  let lo = min(lid.x * ${chunk}u, ${vocab}u);
-  let hi = min(lo + ${chunk}u, ${vocab}u);
+  let lo0 = min(lid.x * ${chunk}u, ${vocab}u);
+  let hi0 = min(lo0 + ${chunk}u, ${vocab}u);
   if (lid.x == 0u) { atomicStore(&pick, 0xffffffffu); atomicStore(&lastPos, 0u); }
   var mx = -3.0e38;
   var at = 0xffffffffu;
-  for (var i = lo; i < hi; i++) {
+  for (var i = lo0; i < hi0; i++) {
     let v = ${scaled("logits[base + i]")};
     if (v > mx) { mx = v; at = i; }
   }
@@ -385,15 +566,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     }
     workgroupBarrier();
   }
-  let gmax = red[0];
+  let gmax = workgroupUniformLoad(&red[0]);
   let amax = idx[0];
-  workgroupBarrier();
+  workgroupBarrier();${filtered ? filterWgsl(filters, vocab, scaled) : ""}
+  // The unfiltered normaliser (the scaled log-prob) and, filtered, the sampling one.
+  var sAll = 0.0;
   var s = 0.0;
-  for (var i = lo; i < hi; i++) {
-    let e = exp(${scaled("logits[base + i]")} - gmax);
+  for (var i = lo0; i < hi0; i++) {
+    let v = ${scaled("logits[base + i]")};
+    let e = ${weight("v")};
     s += e;
+    ${filtered ? "sAll += exp(v - gmax);" : ""}
     if (e > 0.0) { atomicMax(&lastPos, i); }
   }
+  ${filtered ? "let zAll = sumAll(sAll, lid.x);" : ""}
   pre[lid.x + 1u] = s;
   workgroupBarrier();
   if (lid.x == 0u) {
@@ -402,6 +588,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
   }
   workgroupBarrier();
   let Z = pre[256];
+  ${filtered ? "" : "let zAll = Z;"}
   let step = state.step;
   ${
     greedy ? "_ = u[0];\n  let token = amax;" : `let goal = u[step * ${rows}u + b] * Z;
@@ -409,8 +596,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     var cum = pre[lid.x];
     var found = false;
     var lastHere = 0xffffffffu;
-    for (var i = lo; i < hi; i++) {
-      let e = exp(${scaled("logits[base + i]")} - gmax);
+    for (var i = lo0; i < hi0; i++) {
+      let v = ${scaled("logits[base + i]")};
+      let e = ${weight("v")};
       cum += e;
       if (e > 0.0) { lastHere = i; }
       if (goal < cum) { atomicMin(&pick, i); found = true; break; }
@@ -424,11 +612,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
   if (token == 0xffffffffu) { token = atomicLoad(&lastPos); }`
   }
   if (lid.x == 0u) {
-    let lp = (${scaled("logits[base + token]")} - gmax) - log(Z);
+    let d = ${scaled("logits[base + token]")} - gmax;
     tok[b] = token;
     outTok[step * ${rows}u + b] = token;
-    outLp[(step * ${rows}u + b) * 2u] = ${greedy ? "0.0" : "lp"};
-    outLp[(step * ${rows}u + b) * 2u + 1u] = lp;
+    outLp[(step * ${rows}u + b) * 2u] = ${greedy ? "0.0" : "d - log(Z)"};
+    outLp[(step * ${rows}u + b) * 2u + 1u] = d - log(zAll);
   }
 }`;
 }
