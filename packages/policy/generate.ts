@@ -148,8 +148,10 @@ export interface GenerateOptions {
    * differ from the host loop's where two candidates lie within rounding; `onTokens` is called
    * per token once its chunk is read, with `logits` null; a row that ends keeps decoding (its
    * tokens dropped) until its chunk is read. Needs f32 weights (LoRA adapters are folded into
-   * copies of the adapted weights for the decode steps), no `returnLogits` and no
-   * `forwardHook`; anything else is refused with the reason. Top-k / top-p / min-p run on the
+   * copies of the adapted weights for the decode steps), no `returnLogits`, and a `forwardHook`
+   * only with `decodeShift` (a vision-language model's: the prefill runs through the hook on the
+   * host, the decode steps at its M-RoPE deltas on the GPU); anything else is refused with the
+   * reason. Top-k / top-p / min-p run on the
    * GPU too (f32 sums: a token at a filter's boundary can differ within rounding).
    */
   decodeLoop?: "host" | "device";
@@ -624,6 +626,9 @@ export async function generate(
           B,
           breakdown,
           finishes: finishOf,
+          ...(opts.forwardHook?.decodeShift === undefined
+            ? {}
+            : { shiftOf: opts.forwardHook.decodeShift }),
           ...(opts.onTokens === undefined ? {} : { onTokens: opts.onTokens }),
           ...(interrupt === undefined ? {} : { interrupt }),
         });
@@ -714,8 +719,9 @@ function deviceLoopOf(
   const why = deviceDecodeProblem(model) ??
     (returnLogits
       ? "returnLogits needs every logits row on the host"
-      : opts.forwardHook !== undefined
-      ? "a forwardHook (vision inputs, M-RoPE positions) runs on the host only"
+      : opts.forwardHook !== undefined && opts.forwardHook.decodeShift === undefined
+      ? "a forwardHook without decodeShift (its decode calls are not plain RoPE) runs on the " +
+        "host only"
       : null);
   if (why !== null) {
     throw new RangeError(`generate: decodeLoop "device" cannot run: ${why}; use decodeLoop "host"`);
@@ -735,6 +741,8 @@ interface DeviceLoopContext {
   finishes: (out: GeneratedSequence, token: number) => boolean;
   onTokens?: (event: GenerateStep) => void | Promise<void>;
   interrupt?: () => boolean;
+  /** A forward hook's `decodeShift` (a multimodal model's M-RoPE deltas), by sequence index. */
+  shiftOf?: (row: number) => number;
 }
 
 /**
@@ -766,12 +774,15 @@ async function decodeOnDevice(
     }
   }
   const p = ctx.sampler.params;
+  const shifts = ctx.shiftOf === undefined ? undefined : rows.map((r) => ctx.shiftOf!(r.index));
+  const maxLen = cache.length + last - t;
   const dec = new DeviceDecoder(model, {
     rows: n,
-    maxLen: cache.length + last - t,
+    maxLen,
     maxSteps: last,
     temperature,
     filters: { topK: p.topK, topP: p.topP, minP: p.minP, order: p.order },
+    ropePositions: maxLen + Math.max(0, ...(shifts ?? [])),
   });
   const built = dec.checked();
   const inflight: Promise<DeviceChunk>[] = [];
@@ -782,6 +793,7 @@ async function decodeOnDevice(
       pads: rows.map((r) => r.pad),
       tokens: rows.map((r) => r.out.tokens[t]!),
       step: t + 1,
+      ...(shifts === undefined ? {} : { positionShifts: shifts }),
     }, uniforms);
     let next = t + 1;
     const submit = () => {

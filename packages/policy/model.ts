@@ -99,6 +99,11 @@ export interface ForwardCall {
  * vision-language model makes one with `VisionLanguageModel.forwardHook`. Tensors it returns
  * are freed by the caller's scope.
  *
+ * A hook whose decode calls (cache length > 0) only rotate by plain RoPE at a shifted position
+ * (`cache column + shift`; M-RoPE after the prefill: every stream at the same position) says so
+ * with `decodeShift(row)`, the shift of sequence `row` once its prefill went through the hook:
+ * the device decode loop then runs the decode steps itself.
+ *
  * @example Usage
  * ```ts
  * import type { ForwardHook } from "@rlvr/policy";
@@ -107,7 +112,9 @@ export interface ForwardCall {
  * assert.deepEqual(plain({ ids: [[1]], rows: [0], cacheLength: 0, mask: null }), {});
  * ```
  */
-export type ForwardHook = (call: ForwardCall) => Pick<ForwardOptions, "inputEmbeds" | "rope">;
+export type ForwardHook =
+  & ((call: ForwardCall) => Pick<ForwardOptions, "inputEmbeds" | "rope">)
+  & { decodeShift?: (row: number) => number };
 
 /**
  * Something attached to a {@link CausalLM} that owns trainable tensors: LoRA adapters

@@ -30,7 +30,7 @@ import type { Config } from "./schema.ts";
 import { builtinEnv } from "./envs.ts";
 import { builtinRewardType, parseRewardPath, rewardName } from "./rewards.ts";
 import { existsSync } from "node:fs";
-import { builtinTask, builtinTaskDescription, builtinTaskNames } from "./tasks.ts";
+import { builtinTask, builtinTaskNames } from "./tasks.ts";
 import { methodKey } from "./methods.ts";
 
 /** A URL with its `user:pass@` part masked (the secret must not reach a message). */
@@ -359,20 +359,12 @@ function partialProblems(config: Config): ConfigProblem[] {
  * (`generate`'s `decodeLoop`); what it cannot run is refused here rather than at the first batch.
  */
 function decodeLoopProblems(config: Config): ConfigProblem[] {
-  const { rollout: r, trainer, model, task } = config;
+  const { rollout: r, trainer } = config;
   if (r.decodeLoop !== "device") return [];
-  const visual = (task.name != null && builtinTaskDescription(task.name)?.startsWith("visual:")) ||
-    model.checkpoint === "builtin:tiny-vl";
   const conflicts: [boolean, string][] = [
     [
       trainer.device === "cpu",
       "trainer.device is cpu, and the device loop runs on WebGPU; set trainer.device to webgpu",
-    ],
-    [
-      visual,
-      `the run is visual (task.name ${
-        task.name ?? "-"
-      }, model.checkpoint ${model.checkpoint}), and images enter through a forward hook the device loop does not run; use a text task`,
     ],
   ];
   return conflicts.filter(([on]) => on).map(([, why]) => ({

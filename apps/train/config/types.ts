@@ -257,8 +257,8 @@ export interface Config {
      * Where the decode steps of training rollouts and held-out evaluations run (`generate`'s
      * `decodeLoop`). `host`: each step's logits are read back and sampled on the host. `device`:
      * on WebGPU, steps run as fixed GPU programs that sample on the GPU, 16 steps per host round
-     * trip (no images; sampler filters run on the GPU; LoRA adapters are folded into copies of
-     * the adapted weights for each batch). Absent: host.
+     * trip (sampler filters run on the GPU; LoRA adapters are folded into copies of the adapted
+     * weights for each batch; images go through the prefill on the host). Absent: host.
      */
     decodeLoop?: "host" | "device" | undefined;
   };

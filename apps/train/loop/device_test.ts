@@ -201,6 +201,44 @@ gpuTest(
 );
 
 gpuTest(
+  "rollout.decodeLoop=device on tiny-vl: images through the prefill, decode steps on the GPU at the M-RoPE positions; the host loop's rewards and held-out numbers",
+  async () => {
+    const root = await Deno.makeTempDir();
+    try {
+      const set = [
+        "model.checkpoint=builtin:tiny-vl",
+        "task.name=count_shapes",
+        "task.options={size: 56, shapeSize: [8, 10], count: [3, 6], distractors: [6, 8]}",
+        "rollout.batchSize=8",
+        "rollout.groupSize=4",
+        "algorithm.microBatchSize=8",
+        "rollout.maxNewTokens=60",
+        "optimizer.lr=1e-3",
+        "trainer.evalProblems=2",
+        "trainer.evalSamples=2",
+        "trainer.evalK=2",
+      ];
+      const host = await twoSteps(root, "webgpu", "grpo", set);
+      const dev = await twoSteps(root, "webgpu", "grpo", [...set, "rollout.decodeLoop=device"]);
+      for (const k of ["before", "after"] as const) {
+        assert.deepEqual(
+          [dev.r[k]!.passAt1, dev.r[k]!.meanLength],
+          [host.r[k]!.passAt1, host.r[k]!.meanLength],
+        );
+      }
+      for (const key of ["reward/mean", "response_length/mean"] as const) {
+        assert.deepEqual(dev.metrics.map((m) => m[key]), host.metrics.map((m) => m[key]), key);
+      }
+      const diffs = dev.metrics.map((m) => m.sampler_logprob_diff!);
+      assert.ok(diffs.every((d) => d < 1e-5), `sampler_logprob_diff ${diffs}`);
+      assert.notDeepEqual(diffs, host.metrics.map((m) => m.sampler_logprob_diff!));
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+);
+
+gpuTest(
   "deno task eval --decode-loop device: the host loop's completions on WebGPU",
   async () => {
     const root = await Deno.makeTempDir();

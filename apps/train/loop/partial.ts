@@ -24,6 +24,7 @@
 
 import {
   type CausalLM,
+  type ForwardHook,
   generate,
   type GeneratedSequence,
   type GenerateOptions,
@@ -146,9 +147,7 @@ export async function generatePartial(
         positionOffsets: open.map(() => done),
         interrupt: () => partial.pending(),
         // The hook's rows are the caller's prompts: a continuation call holds the open ones.
-        ...(hook !== undefined
-          ? { forwardHook: (call) => hook({ ...call, rows: call.rows.map((r) => rows[r]!) }) }
-          : {}),
+        ...(hook !== undefined ? { forwardHook: remapRows(hook, rows) } : {}),
         ...(between !== undefined
           ? { onTokens: (e: GenerateStep) => between.call(partial, done + e.step) }
           : {}),
@@ -176,4 +175,12 @@ export async function generatePartial(
     for (const o of out) o.text = tokenizer.decode(o.tokens, { skipSpecialTokens });
   }
   return out;
+}
+
+/** `hook` for a call whose row `r` is the caller's sequence `rows[r]` (its decodeShift too). */
+function remapRows(hook: ForwardHook, rows: readonly number[]): ForwardHook {
+  const mapped: ForwardHook = (call) => hook({ ...call, rows: call.rows.map((r) => rows[r]!) });
+  const shift = hook.decodeShift;
+  if (shift !== undefined) mapped.decodeShift = (r) => shift(rows[r]!);
+  return mapped;
 }

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { withBackend } from "@rlvr/tensor";
 import { webgpuSuite } from "@rlvr/tensor/testing";
+import { countShapesTask } from "@rlvr/rewards/vision";
 import { loadPolicy } from "../loop/policy.ts";
 import { parseServeArgs } from "./main.ts";
 import { startServer } from "./server.ts";
@@ -25,10 +26,6 @@ Deno.test("startServer: decodeLoop device refuses a policy it cannot run, with t
   await assert.rejects(
     startServer({ model: "builtin:tiny", port: 0, decodeLoop: "device" }),
     /decodeLoop "device" cannot serve this policy: the model's parameters are on the cpu backend, not WebGPU; use decodeLoop "host"/,
-  );
-  await assert.rejects(
-    startServer({ model: "builtin:tiny-vl", port: 0, decodeLoop: "device" }),
-    /cannot serve this policy: the policy reads images through a forward hook/,
   );
 });
 
@@ -103,6 +100,49 @@ suite.test(
       ];
       assert.deepEqual(ids(b), ids(a));
       assert.deepEqual(lps(b), lps(a));
+    } finally {
+      for (const s of servers) await s.close();
+      policy.model.dispose();
+    }
+  },
+);
+
+suite.test(
+  "serve --decode-loop device with tiny-vl: a chat request with an image decodes on the GPU with the host loop's tokens",
+  async (gpu) => {
+    const policy = await withBackend(gpu, () => loadPolicy("builtin:tiny-vl"));
+    const servers = [
+      await startServer({ policy, modelName: "m", port: 0 }),
+      await startServer({ policy, modelName: "m", port: 0, decodeLoop: "device" }),
+    ];
+    try {
+      const row = countShapesTask({ size: 56, shapeSize: [8, 10], count: [3, 6] }).row(2, 0);
+      const ask = (s: { url: string }) =>
+        new OpenAI({ baseURL: `${s.url}/v1`, apiKey: "x", maxRetries: 0 }).chat.completions
+          .create({
+            model: "m",
+            messages: [{
+              role: "user",
+              content: [
+                { type: "image_url", image_url: { url: row.images[0]! } },
+                { type: "text", text: `${row.targetColor} ${row.targetKind}s?` },
+              ],
+            }],
+            max_tokens: 60,
+            temperature: 1,
+            seed: 4,
+            n: 2,
+            logprobs: true,
+          });
+      const [h, d] = [await ask(servers[0]!), await ask(servers[1]!)];
+      const ids = (r: OpenAI.ChatCompletion) =>
+        r.choices.map((c) => (c as unknown as { token_ids: number[] }).token_ids);
+      assert.deepEqual(ids(d), ids(h));
+      assert.ok(ids(h)[0]!.length > 20, "a described trace, not a stub");
+      const lps = (r: OpenAI.ChatCompletion) =>
+        r.choices.flatMap((c) => c.logprobs!.content!.map((e) => e.logprob));
+      assert.notDeepEqual(lps(d), lps(h)); // the device's kernels ran
+      lps(d).forEach((lp, i) => assert.ok(Math.abs(lp - lps(h)[i]!) <= 2e-4, `token ${i}`));
     } finally {
       for (const s of servers) await s.close();
       policy.model.dispose();

@@ -41,9 +41,8 @@ export const SERVE_USAGE = `Usage: deno task serve [--model <m>] [--port N] [--h
                            so expose it beyond loopback with care)
   --device auto|webgpu|cpu where the model runs (default auto: WebGPU on a hardware adapter only)
   --decode-loop host|device
-                           where decode steps run (default host); device (WebGPU, a text model)
-                           decodes on the GPU the requests without top_logprobs; those run on
-                           the host loop
+                           where decode steps run (default host); device (WebGPU) decodes on the
+                           GPU the requests without top_logprobs; those run on the host loop
   --max-body-bytes N       largest request body; a larger one is a 413 (default ${SERVER_LIMITS.maxBodyBytes})
   --max-prompts N          most prompts per completions request; more is a 400 (default ${SERVER_LIMITS.maxPrompts})
   --max-completions N      most choices (n x prompts) per request; more is a 400 (default ${SERVER_LIMITS.maxCompletions})

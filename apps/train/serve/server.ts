@@ -24,7 +24,7 @@
  *   the learner's by the (tiny) log of the padded ids' mass.
  * - **Decode loop** (`decodeLoop: "device"`, `deno task serve --decode-loop device`, WebGPU): a
  *   request without `top_logprobs` (which need every step's logits) decodes on the GPU (top-k /
- *   top-p / min-p too), many steps per host round trip (`generate`'s
+ *   top-p / min-p and images too), many steps per host round trip (`generate`'s
  *   `decodeLoop`); its tokens are the host loop's up to f32 rounding and its log-probs those of
  *   the device's kernels. Any other request runs on the host loop. Streamed chunks then arrive a
  *   chunk of steps at a time.
@@ -1017,9 +1017,9 @@ interface Job {
   decodeLoop?: "host" | "device";
 }
 
-/** Whether `job` runs on the device loop: asked for, no top logprobs, no images. */
-function onDevice(job: Job, hook: ForwardHook | undefined): boolean {
-  return job.decodeLoop === "device" && job.topK === 0 && hook === undefined;
+/** Whether `job` runs on the device loop: asked for, no top logprobs. */
+function onDevice(job: Job): boolean {
+  return job.decodeLoop === "device" && job.topK === 0;
 }
 
 interface JobResult {
@@ -1057,7 +1057,7 @@ async function runJob(policy: ServedPolicy, job: Job): Promise<JobResult> {
   const forwardHook = visionHook(policy, (row) => job.images?.[Math.floor(row / n)]);
   const result = await generate(policy.model, prompts, {
     ...(forwardHook === undefined ? {} : { forwardHook }),
-    ...(onDevice(job, forwardHook) ? { decodeLoop: "device" as const } : {}),
+    ...(onDevice(job) ? { decodeLoop: "device" as const } : {}),
     maxNewTokens: job.maxNewTokens,
     sampler: job.sampling.sampler,
     sequenceIds: prompts.map((_, i) => i),
@@ -1307,9 +1307,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<PolicyServe
   const modelArg = opts.model ?? "builtin:tiny";
   const policy: ServedPolicy = opts.policy ?? await loadPolicy(modelArg);
   if (decodeLoop === "device") {
-    const why = policy.vision != null
-      ? "the policy reads images through a forward hook, which the device loop does not run"
-      : deviceDecodeProblem(policy.model);
+    const why = deviceDecodeProblem(policy.model);
     if (why !== null) {
       if (owned) policy.model.dispose();
       throw new RangeError(

@@ -55,6 +55,11 @@ export interface DeviceDecoderOptions {
   temperature: number;
   /** Top-k / top-p / min-p after the temperature (default none). */
   filters?: DeviceFilters;
+  /**
+   * RoPE positions the tables cover (default `maxLen`): more when a row's position runs ahead of
+   * its cache column (`start`'s `positionShifts` above 0).
+   */
+  ropePositions?: number;
 }
 
 /** The tokens of one chunk of steps, row-major `[steps, rows]`. */
@@ -176,6 +181,7 @@ export class DeviceDecoder {
   readonly #vc: GPUBuffer[] = [];
   readonly #tok: GPUBuffer;
   readonly #pad: GPUBuffer;
+  readonly #shift: GPUBuffer;
   readonly #state: GPUBuffer;
   readonly #u: GPUBuffer;
   readonly #outTok: GPUBuffer;
@@ -263,6 +269,7 @@ export class DeviceDecoder {
     const logits = buffer(B * c.vocabSize * 4, "decode.logits");
     this.#tok = buffer(B * 4, "decode.tok");
     this.#pad = buffer(B * 4, "decode.pad");
+    this.#shift = buffer(B * 4, "decode.shift");
     this.#state = buffer(16, "decode.state");
     this.#u = buffer(opts.maxSteps * B * 4, "decode.u");
     this.#outTok = buffer(opts.maxSteps * B * 4, "decode.outTok");
@@ -271,7 +278,13 @@ export class DeviceDecoder {
       this.#kc.push(buffer(B * c.numKvHeads * opts.maxLen * D * 4, `decode.k${l}`));
       this.#vc.push(buffer(B * c.numKvHeads * opts.maxLen * D * 4, `decode.v${l}`));
     }
-    const tables = ropeTables(Array.from({ length: opts.maxLen }, (_, i) => i), {
+    const positions = opts.ropePositions ?? opts.maxLen;
+    if (!Number.isInteger(positions) || positions < opts.maxLen) {
+      throw new RangeError(
+        `DeviceDecoder: ropePositions must be an integer >= maxLen (${opts.maxLen}), got ${positions}`,
+      );
+    }
+    const tables = ropeTables(Array.from({ length: positions }, (_, i) => i), {
       dim: D,
       theta: c.ropeTheta,
       backend,
@@ -389,7 +402,7 @@ export class DeviceDecoder {
           this.#vc[l]!,
           cos,
           sin,
-          this.#pad,
+          this.#shift,
           this.#state,
           ...(c.qkNorm
             ? [weight(`${p}.self_attn.q_norm.weight`), weight(`${p}.self_attn.k_norm.weight`)]
@@ -440,12 +453,19 @@ export class DeviceDecoder {
    * uniforms of every draw.
    *
    * @param cache The prefilled cache, `rows` rows of `length` columns (`length <= maxLen`).
-   * @param start First step: per row its padding and its token; the token index it samples next.
+   * @param start First step: per row its padding, its token and (default `-pad`) the shift from
+   *   cache column to RoPE position (a multimodal model's M-RoPE delta); the token index it
+   *   samples next.
    * @param uniforms Uniform of token index `t` of row `r` at `[t · rows + r]` (`maxSteps · rows`).
    */
   start(
     cache: KVCache,
-    start: { pads: readonly number[]; tokens: readonly number[]; step: number },
+    start: {
+      pads: readonly number[];
+      tokens: readonly number[];
+      step: number;
+      positionShifts?: readonly number[];
+    },
     uniforms: Float32Array,
   ): void {
     this.#alive();
@@ -464,6 +484,22 @@ export class DeviceDecoder {
     if (start.pads.length !== B || start.tokens.length !== B) {
       throw new RangeError(`DeviceDecoder.start: pads and tokens must list ${B} rows`);
     }
+    const shifts = start.positionShifts ?? start.pads.map((p) => -p);
+    if (shifts.length !== B) {
+      throw new RangeError(`DeviceDecoder.start: positionShifts must list ${B} rows`);
+    }
+    const positions = this.#opts.ropePositions ?? this.#opts.maxLen;
+    shifts.forEach((s, r) => {
+      const lo = len + s;
+      const hi = this.#opts.maxLen - 1 + s;
+      if (!Number.isInteger(s) || lo < 0 || hi >= positions) {
+        throw new RangeError(
+          `DeviceDecoder.start: row ${r}'s position shift ${s} puts its RoPE positions at ` +
+            `[${lo}, ${hi}], outside the tables' [0, ${positions - 1}]; raise ropePositions`,
+        );
+      }
+    });
+
     if (uniforms.length !== this.#opts.maxSteps * B) {
       throw new RangeError(
         `DeviceDecoder.start: uniforms must hold maxSteps · rows = ${this.#opts.maxSteps * B}, ` +
@@ -486,6 +522,7 @@ export class DeviceDecoder {
     this.#device.queue.submit([enc.finish()]);
     const q = this.#device.queue;
     q.writeBuffer(this.#pad, 0, new Uint32Array(start.pads));
+    q.writeBuffer(this.#shift, 0, new Int32Array(shifts));
     q.writeBuffer(this.#tok, 0, new Uint32Array(start.tokens));
     q.writeBuffer(this.#state, 0, new Uint32Array([len, start.step, 0, 0]));
     q.writeBuffer(this.#u, 0, new Float32Array(uniforms));

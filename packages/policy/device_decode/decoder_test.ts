@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { webgpuSuite } from "@rlvr/tensor/testing";
-import { noGrad, tensor, withBackend } from "@rlvr/tensor";
+import { noGrad, Rng, tensor, withBackend } from "@rlvr/tensor";
 import {
   attachLora,
   CausalLM,
@@ -9,10 +9,15 @@ import {
   generate,
   type GenerateOptions,
   type GenerateStep,
+  type GridThw,
   KVCache,
   type ModelConfig,
   modelConfig,
+  visionConfig,
+  visionLanguageConfig,
+  VisionLanguageModel,
 } from "@rlvr/policy";
+import { randomPixels } from "../vision/_test_reference.ts";
 
 // The three families' switches: Qwen2 (QKV biases, GQA, untied), Llama (tied, no biases),
 // Qwen3 (per-head QK-norm, head dimension independent of the hidden size).
@@ -236,6 +241,74 @@ suite.test(
     }
     assert.ok(ties > 20, `${ties} draws of the second token of a tied pair`);
     model.dispose();
+  },
+);
+
+suite.test(
+  "device decode loop with a vision-language model: images through the hook at the prefill, decode steps at the M-RoPE deltas give the host loop's tokens",
+  async (gpu) => {
+    const [IMAGE, START, END] = [29, 30, 31];
+    const config = visionLanguageConfig({
+      text: modelConfig({
+        modelType: "qwen2",
+        vocabSize: 32,
+        hiddenSize: 16,
+        intermediateSize: 24,
+        numLayers: 2,
+        numHeads: 2,
+        numKvHeads: 1,
+        tieWordEmbeddings: true,
+      }),
+      vision: visionConfig({ depth: 1, embedDim: 8, numHeads: 2, patchSize: 2, outHiddenSize: 16 }),
+      imageTokenId: IMAGE,
+      visionStartTokenId: START,
+      visionEndTokenId: END,
+      mropeSection: [1, 2, 1],
+    });
+    const model = withBackend(
+      gpu,
+      () => VisionLanguageModel.random(config, { seed: 11, std: 0.5 }),
+    );
+    const images = withBackend(gpu, () => [
+      { pixelValues: tensor(randomPixels(new Rng(12), 8, 24)), gridThw: [[1, 2, 4]] as GridThw[] },
+      undefined,
+      { pixelValues: tensor(randomPixels(new Rng(13), 8, 24)), gridThw: [[1, 4, 2]] as GridThw[] },
+    ]);
+    // Ragged: an image first, a text-only row, an image after text (its delta differs).
+    const prompts = [[START, IMAGE, IMAGE, END, 5], [3, 4], [6, START, IMAGE, IMAGE, END]];
+    for (const sampler of [{ seed: 3, temperature: 1 }, { seed: 3, temperature: 0.8, topP: 0.9 }]) {
+      const opts = { maxNewTokens: 10, sampler, eosTokenIds: [] };
+      const host = await generate(model.lm, prompts, {
+        ...opts,
+        forwardHook: model.forwardHook((r) => images[r]),
+      });
+      const device = await generate(model.lm, prompts, {
+        ...opts,
+        forwardHook: model.forwardHook((r) => images[r]),
+        decodeLoop: "device",
+      });
+      device.sequences.forEach((s, i) => {
+        const h = host.sequences[i]!;
+        assert.deepEqual(s.tokens, h.tokens, `row ${i}`);
+        s.logprobs.forEach((lp, j) =>
+          assert.ok(Math.abs(lp - h.logprobs[j]!) <= 2e-4, `${i} ${j}`)
+        );
+      });
+      // A hook whose decodeShift ignores the deltas (position = cache column): the image rows
+      // decode at other positions, and their log-probs move.
+      const hook = model.forwardHook((r) => images[r]);
+      const wrong = Object.assign((c: Parameters<typeof hook>[0]) => hook(c), {
+        decodeShift: () => 0,
+      });
+      const shifted = await generate(model.lm, prompts, {
+        ...opts,
+        forwardHook: wrong,
+        decodeLoop: "device",
+      });
+      assert.notDeepEqual(shifted.sequences[0]!.logprobs, host.sequences[0]!.logprobs);
+    }
+    for (const im of images) im?.pixelValues.dispose();
+    model.lm.dispose();
   },
 );
 

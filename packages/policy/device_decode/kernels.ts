@@ -200,7 +200,8 @@ export interface AttentionShape {
 
 /**
  * Per (row, head) workgroup: optional per-head RMSNorm (Qwen3's QK-norm), RoPE at the row's
- * position `state.pos - pad[row]`, queries rotated in place, keys and values written into the
+ * position `state.pos + shift[row]` (`-pad`, or a multimodal model's delta), queries rotated in
+ * place, keys and values written into the
  * cache column `state.pos`. Grid: `rows · (heads + kvHeads)`.
  */
 export function ropeKvWgsl(s: AttentionShape, qkNorm: boolean, eps: number): string {
@@ -216,7 +217,7 @@ ${STATE}
 @group(0) @binding(4) var<storage, read_write> vc: array<f32>;
 @group(0) @binding(5) var<storage, read> cosT: array<f32>;
 @group(0) @binding(6) var<storage, read> sinT: array<f32>;
-@group(0) @binding(7) var<storage, read> pad: array<u32>;
+@group(0) @binding(7) var<storage, read> shift: array<i32>;
 @group(0) @binding(8) var<storage, read> state: State;
 ${
     qkNorm
@@ -249,7 +250,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
   workgroupBarrier();`
       : ""
   }
-  let pos = state.pos - pad[b];
+  let pos = u32(i32(state.pos) + shift[b]);
   var dst = 0u;
   if (!isQ) { dst = ((b * ${s.kvHeads}u + kvh) * ${s.maxLen}u + state.pos) * ${D}u; }
   for (var d = lid.x; d < ${D}u; d += 64u) {

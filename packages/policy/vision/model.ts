@@ -342,7 +342,17 @@ export class VisionLanguageModel {
    */
   forwardHook(imagesOf: (row: number) => ImageInputs | undefined): ForwardHook {
     const deltas = new Map<number, number>();
-    return (call) => {
+    const deltaOf = (r: number) => {
+      const v = deltas.get(r);
+      if (v === undefined) {
+        throw new Error(
+          `VisionLanguageModel.forwardHook: row ${r} is decoding without a prefill through ` +
+            `this hook; make one hook per generate call`,
+        );
+      }
+      return v;
+    };
+    const hook: ForwardHook = (call) => {
       if (call.cacheLength === 0) {
         const own = call.rows.map((r) => imagesOf(r));
         const parts = own.filter((x) => x !== undefined);
@@ -361,20 +371,15 @@ export class VisionLanguageModel {
           inputEmbeds: out.inputEmbeds,
         };
       }
-      const d = call.rows.map((r) => {
-        const v = deltas.get(r);
-        if (v === undefined) {
-          throw new Error(
-            `VisionLanguageModel.forwardHook: row ${r} is decoding without a prefill through ` +
-              `this hook; make one hook per generate call`,
-          );
-        }
-        return v;
-      });
+      const d = call.rows.map(deltaOf);
       return {
         rope: this.#decoderInputs(call.ids, call.cacheLength, undefined, undefined, d).rope,
       };
     };
+    // After the prefill a row's three M-RoPE streams share one position, column + delta: plain
+    // RoPE, which the device decode loop computes itself.
+    hook.decodeShift = deltaOf;
+    return hook;
   }
 
   /** The decoder's inputs for a call: image-filled embeddings (prefill with images) and M-RoPE. */
