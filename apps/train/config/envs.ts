@@ -58,7 +58,7 @@ export interface BuiltinEnv {
  * assert.equal(BUILTIN_ENVS.get("qa").options.safeParse({ k: 0 }).success, false);
  * assert.throws(
  *   () => BUILTIN_ENVS.get("calculator", "task.env.name"),
- *   /^RangeError: task\.env\.name: unknown built-in environment "calculator"; valid keys: calc, qa$/,
+ *   /^RangeError: task\.env\.name: unknown built-in environment "calculator"; valid keys: calc, qa, shapes_calc$/,
  * );
  * ```
  */
@@ -111,6 +111,27 @@ registerEnv(
   },
 );
 
+registerEnv(
+  "shapes_calc",
+  z.strictObject({
+    count: knob.optional(),
+    distractors: knob.optional(),
+    colors: int().optional(),
+    kinds: int().optional(),
+    shapeSize: knob.optional(),
+    size: z.union([int(), z.tuple([int(), int()])]).optional(),
+  }),
+  "visual: count_shapes with a calculator tool, each row's image before the question (count_shapes' options); needs a vision-language policy",
+  async (o, ctx) => {
+    const { shapesCalcEnv } = await import("@rlvr/rewards/vision");
+    return shapesCalcEnv({
+      task: o,
+      syntax: ctx.syntax,
+      maxTurns: ctx.maxTurns,
+    }) as unknown as Environment<TaskRow>;
+  },
+);
+
 /**
  * Names of the built-in environments.
  *
@@ -118,7 +139,7 @@ registerEnv(
  * ```ts
  * import { builtinEnvNames } from "./envs.ts";
  * import assert from "node:assert/strict";
- * assert.deepEqual(builtinEnvNames(), ["calc", "qa"]);
+ * assert.deepEqual(builtinEnvNames(), ["calc", "qa", "shapes_calc"]);
  * ```
  */
 export function builtinEnvNames(): string[] {

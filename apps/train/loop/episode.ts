@@ -25,11 +25,18 @@
  * @module
  */
 
-import { type CausalLM, generate, type SamplingParams, type Tokenizer } from "@rlvr/policy";
+import {
+  type CausalLM,
+  expandImageTokens,
+  generate,
+  type SamplingParams,
+  type Tokenizer,
+} from "@rlvr/policy";
 import { seededRng, type TaskRow } from "@rlvr/rewards";
 import type { Environment, Episode } from "@rlvr/rewards/env";
 import { checkEvalSizes, EVAL_DRAW_STEP, type EvalResult, passRates } from "./eval.ts";
 import type { RolloutItem } from "./rollout.ts";
+import { forwardHookOf, rowImageSources, type VisionInputs } from "./vision.ts";
 
 /** One finished episode (a {@link RolloutItem} with its turns). */
 export interface EpisodeItem extends RolloutItem {
@@ -83,6 +90,11 @@ export interface EpisodeOptions {
   render?: (episode: Episode, row: TaskRow) => string;
   /** Token ids of the rendered prompt (default `tokenizer.encode(text)`). */
   encode?: (text: string) => number[];
+  /**
+   * A vision-language policy's images: rows that carry images (a visual environment's) get
+   * their image tokens expanded in the prompt, and every turn's forward pass their pixels.
+   */
+  vision?: VisionInputs | null;
 }
 
 /** What {@link collectEpisodes} returns. */
@@ -114,6 +126,18 @@ interface Live {
   actions: string[];
   observations: string[];
   spans: TurnSpan[];
+}
+
+/** The prompt ids of a row with images: its image tokens expanded as the processor counts them. */
+function imagePrompt(ids: number[], row: TaskRow, vision: VisionInputs | null): number[] {
+  if (vision === null) {
+    throw new Error(
+      `row ${row.id} of the environment's task carries images, but the policy is a text-only ` +
+        `model; use a vision-language checkpoint (model.checkpoint: builtin:tiny-vl) or an ` +
+        `environment without images`,
+    );
+  }
+  return expandImageTokens(ids, vision.imageTokenId, vision.tokenCounts(row));
 }
 
 /**
@@ -152,6 +176,8 @@ export async function collectEpisodes(
     throw new RangeError(`collectEpisodes: maxTurns must be an integer >= 1, got ${maxTurns}`);
   }
   const window = opts.maxContextTokens ?? model.config.maxPositions;
+  const vision = opts.vision ?? null;
+  await vision?.prepare(rows);
   const live: Live[] = [];
   rows.forEach((row, p) => {
     for (let s = 0; s < opts.groupSize; s++) {
@@ -159,7 +185,8 @@ export async function collectEpisodes(
       const seed = seededRng(opts.seed, opts.step, p, s).int(0, 0x7fffffff);
       const episode = env.reset(row, { seed });
       const prompt = opts.render?.(episode, row) ?? episode.prompt;
-      const promptIds = opts.encode?.(prompt) ?? tokenizer.encode(prompt);
+      const ids = opts.encode?.(prompt) ?? tokenizer.encode(prompt);
+      const promptIds = rowImageSources(row).length === 0 ? ids : imagePrompt(ids, row, vision);
       live.push({
         row,
         group: p,
@@ -197,6 +224,7 @@ export async function collectEpisodes(
         step: opts.step,
         sequenceIds: active.map(({ i }) => i * maxTurns + turn),
         tokenizer,
+        ...forwardHookOf(vision, model, (k) => active[k]?.e.row),
         ...(env.stop.length > 0 ? { stopStrings: env.stop } : {}),
         ...(opts.eosTokenIds !== undefined ? { eosTokenIds: opts.eosTokenIds } : {}),
       },
@@ -294,6 +322,8 @@ export interface EvaluateEpisodesOptions {
   encode?: (text: string) => number[];
   /** Episodes per batch of lockstep turns (default 512). */
   batch?: number;
+  /** A vision-language policy's images (see {@link EpisodeOptions.vision}). */
+  vision?: VisionInputs | null;
 }
 
 /**
@@ -341,6 +371,7 @@ export async function evaluateEpisodes(
       ...(opts.eosTokenIds !== undefined ? { eosTokenIds: opts.eosTokenIds } : {}),
       ...(opts.render !== undefined ? { render: opts.render } : {}),
       ...(opts.encode !== undefined ? { encode: opts.encode } : {}),
+      vision: opts.vision ?? null,
     });
     for (let p = 0; p < part.length; p++) {
       successes.push(r.items.filter((it) => it.group === p && it.success).length);

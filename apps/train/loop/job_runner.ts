@@ -131,7 +131,11 @@ export async function runRolloutJob(
     ws.tokenizer,
     ws.env,
     listStream(job.rows).take(prompts),
-    { ...episodeOptionsOf(config, job.key, ws.eosTokenIds), ...episodeIo(ws.tokenizer) },
+    {
+      ...episodeOptionsOf(config, job.key, ws.eosTokenIds),
+      ...episodeIo(ws.tokenizer),
+      vision: ws.images ?? null,
+    },
   );
   return { ...e, rounds: 1 };
 }

@@ -289,9 +289,5 @@ function visionProblem(config: Config): string | null {
       `decoder without its adapters, whose images would go through the trained tower, not the ` +
       `base's; set model.freezeVisionTower: true, or algorithm.kl.beta: 0`;
   }
-  if (config.task.env != null) {
-    return `task.env: ${at}; multi-turn environments are text-only; use a task whose rows ` +
-      `carry images (task.name: count_shapes, ...) or a text checkpoint`;
-  }
   return null;
 }

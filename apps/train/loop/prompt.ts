@@ -183,7 +183,9 @@ export function promptIds(
 
 /**
  * The prompt text of a free-form user message (an environment's first observation) in the
- * tokenizer's format: the chat template around it, or the text itself (compact and plain).
+ * tokenizer's format: the chat template around it, or the text itself (compact and plain); with
+ * `images` > 0, that many images before the text as {@link renderPrompt} writes a row's (image
+ * parts of the message, or {@link IMAGE_MARKERS}), for `expandImageTokens` to fill.
  *
  * @example Usage
  * ```ts
@@ -198,11 +200,14 @@ export function renderText(
   tokenizer: Tokenizer,
   text: string,
   format: PromptFormat = promptFormat(tokenizer),
+  images = 0,
 ): string {
-  if (format !== "chat") return text;
-  return tokenizer.applyChatTemplate([{ role: "user", content: text }], {
-    addGenerationPrompt: true,
-  });
+  if (format !== "chat") return IMAGE_MARKERS.repeat(images) + text;
+  const content: string | ChatContentPart[] = images === 0 ? text : [
+    ...Array.from({ length: images }, (): ChatContentPart => ({ type: "image" })),
+    { type: "text", text },
+  ];
+  return tokenizer.applyChatTemplate([{ role: "user", content }], { addGenerationPrompt: true });
 }
 
 /**
@@ -249,9 +254,11 @@ export function encodeRendered(
 export function episodeIo(
   tokenizer: Tokenizer,
   format: PromptFormat = promptFormat(tokenizer),
-): { render: (e: Episode) => string; encode: (text: string) => number[] } {
+): { render: (e: Episode, row: TaskRow) => string; encode: (text: string) => number[] } {
   return {
-    render: (e: Episode) => renderText(tokenizer, e.prompt, format),
+    // The row's images come before the first observation (a visual environment's rows).
+    render: (e: Episode, row: TaskRow) =>
+      renderText(tokenizer, e.prompt, format, rowImageSources(row).length),
     encode: (text: string) => encodeRendered(tokenizer, text, format),
   };
 }

@@ -183,7 +183,7 @@ export function episodeRollouts(ctx: SourceContext, env: Environment): RolloutSo
         ctx.tokenizer,
         env,
         ctx.stream.take(config.rollout.batchSize / config.rollout.groupSize),
-        { ...episodeOptionsOf(config, step, ctx.eosTokenIds), ...io },
+        { ...episodeOptionsOf(config, step, ctx.eosTokenIds), ...io, vision: ctx.vision ?? null },
       );
       return { rollout: { ...e, rounds: 1 }, record: episodeMetrics(e.items), waitS: null };
     },

@@ -495,3 +495,55 @@ Deno.test("runTraining on tiny-vl with model.lora and the tower training: the ch
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("runTraining on tiny-vl in a visual environment (task.env shapes_calc): each episode's image is before its question on every turn, in the trainer and in rollout workers", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const env = [
+      "task.name=null",
+      "task.options=null",
+      "task.env={name: shapes_calc, options: {size: 56, shapeSize: [8, 10], count: [3, 6], distractors: [6, 8]}, maxTurns: 2, syntax: compact}",
+    ];
+    for (const mode of ["sync", "async"]) {
+      const r = await runTraining(
+        await loadConfig({
+          out: root,
+          steps: "2",
+          set: [
+            ...VL,
+            ...env,
+            "algorithm.kl.beta=0",
+            `rollout.mode=${mode}`,
+            ...(mode === "async" ? ["rollout.maxStaleness=0"] : []),
+            "trainer.evalEvery=2",
+            `output.name=env-${mode}`,
+          ],
+        }),
+        quiet,
+      );
+      assert.equal(r.step, 2);
+      assert.ok(r.after !== null && r.after.passAt1 >= 0);
+      for (const m of await records(r.dir, "metrics.jsonl")) {
+        // The sampler saw the images (its log-probs are the learner's, which scores with them).
+        assert.ok((m.sampler_logprob_diff as number) < 1e-5, `${mode} ${m.sampler_logprob_diff}`);
+        assert.ok((m["episode/turns"] as number) >= 1);
+        // tiny-vl counts from the image: some episodes answer right (the verifier's reward).
+        assert.ok((m["reward/mean"] as number) > 0, `${mode} reward ${m["reward/mean"]}`);
+      }
+    }
+    // A text-only policy in the visual environment: refused with the reason.
+    await assert.rejects(
+      runTraining(
+        await loadConfig({
+          out: root,
+          steps: "1",
+          set: [...VL, ...env, "model.checkpoint=builtin:tiny", "output.name=text"],
+        }),
+        quiet,
+      ),
+      /carries images, but the policy is a text-only model/,
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

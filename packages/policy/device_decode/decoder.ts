@@ -210,6 +210,12 @@ export class DeviceDecoder {
         `DeviceDecoder: temperature must be a finite number >= 0, got ${opts.temperature}`,
       );
     }
+    const ropeRows = opts.ropePositions ?? opts.maxLen;
+    if (!Number.isInteger(ropeRows) || ropeRows < opts.maxLen) {
+      throw new RangeError(
+        `DeviceDecoder: ropePositions must be an integer >= maxLen (${opts.maxLen}), got ${ropeRows}`,
+      );
+    }
     const f = opts.filters;
     if (f !== undefined) {
       const bad = !Number.isInteger(f.topK) || f.topK < 0
@@ -278,13 +284,7 @@ export class DeviceDecoder {
       this.#kc.push(buffer(B * c.numKvHeads * opts.maxLen * D * 4, `decode.k${l}`));
       this.#vc.push(buffer(B * c.numKvHeads * opts.maxLen * D * 4, `decode.v${l}`));
     }
-    const positions = opts.ropePositions ?? opts.maxLen;
-    if (!Number.isInteger(positions) || positions < opts.maxLen) {
-      throw new RangeError(
-        `DeviceDecoder: ropePositions must be an integer >= maxLen (${opts.maxLen}), got ${positions}`,
-      );
-    }
-    const tables = ropeTables(Array.from({ length: positions }, (_, i) => i), {
+    const tables = ropeTables(Array.from({ length: ropeRows }, (_, i) => i), {
       dim: D,
       theta: c.ropeTheta,
       backend,

@@ -113,3 +113,6 @@ export {
   type VisionTaskName,
   visionTasks,
 } from "./registry.ts";
+export { shapesCalcEnv, type ShapesCalcEnvOptions } from "./shapes_calc_env.ts";
+export type { Environment, Episode, ResetOptions, StepResult } from "../env/types.ts";
+export type { ToolEnvironment, ToolEpisode } from "../env/_episode.ts";
