@@ -100,8 +100,7 @@ export interface Config {
      * A vision-language checkpoint only: keep the vision tower (encoder and merger) frozen,
      * training the language model alone (veRL's `actor.freeze_vision_tower`). Absent = false:
      * the tower trains with the decoder; with `lora` beside the adapters (a LoRA checkpoint then
-     * holds the tower too), and then the run may have no reference policy (`algorithm.kl.beta`
-     * 0: a LoRA reference is the decoder without its adapters, which would see the trained tower).
+     * holds the tower too, and the LoRA reference keeps a frozen copy of the initial tower).
      */
     freezeVisionTower?: boolean | undefined;
   };

@@ -19,8 +19,9 @@ import {
   parameterCount,
   type Tokenizer,
   VisionLanguageModel,
+  VisionTower,
 } from "@rlvr/policy";
-import { AdamW, type Optimizer, type Tensor } from "@rlvr/tensor";
+import { AdamW, type Optimizer, type Tensor, tensor } from "@rlvr/tensor";
 import type { Config } from "../config/types.ts";
 import { needsReference } from "../config/mapping.ts";
 import { attachRunLora } from "./lora.ts";
@@ -101,14 +102,7 @@ export async function learnerFromPolicy(
   const { model: base, ...init } = policy;
   // Each decoder of a vision-language checkpoint with its model (the tower rides on it).
   const towers = new Map<CausalLM, VisionLanguageModel>();
-  if (init.vision !== null) {
-    towers.set(base, init.vision.model);
-    const problem = visionProblem(config);
-    if (problem !== null) {
-      base.dispose();
-      throw new Error(problem);
-    }
-  }
+  if (init.vision !== null) towers.set(base, init.vision.model);
   const withRef = needsReference(config);
   let headWeights: Map<string, Tensor> | undefined = init.extra.size > 0 ? init.extra : undefined;
   const resumed = options.resume === undefined ? null : await options.resume.load();
@@ -128,6 +122,19 @@ export async function learnerFromPolicy(
   }
   let model: CausalLM;
   let ref: CausalLM | "base" | null = null;
+  // A LoRA reference is the decoder without its adapters; when the tower trains, the reference
+  // needs the initial tower too: a frozen copy, taken before a resumed tower is restored.
+  let refTower: VisionTower | null = null;
+  if (
+    lora !== null && withRef && init.vision !== null && !(config.model.freezeVisionTower ?? false)
+  ) {
+    const copy = new Map<string, Tensor>();
+    for (const [name, t] of init.vision.model.tower.params) {
+      const values = Float32Array.from(await t.data() as Float32Array);
+      copy.set(name, tensor(values, { shape: [...t.shape], backend: t.backend }));
+    }
+    refTower = VisionTower.fromParams(init.vision.model.config.vision, copy);
+  }
   if (lora !== null) {
     model = base;
     attachRunLora(model, lora, {
@@ -187,6 +194,7 @@ export async function learnerFromPolicy(
   if (policyVlm !== undefined) {
     policyVlm.towerTrainable = !(config.model.freezeVisionTower ?? false);
     vision = new VisionInputs(policyVlm, { processor: init.vision!.processor });
+    if (refTower !== null) vision.setReferenceTower(refTower);
     const refVlm = ref instanceof CausalLM ? towers.get(ref) : undefined;
     if (refVlm !== undefined) {
       refVlm.towerTrainable = false;
@@ -240,6 +248,7 @@ export async function learnerFromPolicy(
     vision,
     dispose() {
       optimizer.dispose();
+      vision?.dispose();
       model.dispose();
       if (ref !== "base") ref?.dispose();
     },
@@ -272,22 +281,4 @@ async function restoreTower(
   } finally {
     saved.forEach((t) => t.dispose());
   }
-}
-
-/**
- * Why `config` cannot train a vision-language checkpoint, or null when it can: the settings
- * whose paths do not carry images yet are refused by name, with the fix.
- */
-function visionProblem(config: Config): string | null {
-  const at = `model.checkpoint ${config.model.checkpoint} is a vision-language model`;
-  if (
-    config.model.lora != null && !(config.model.freezeVisionTower ?? false) &&
-    needsReference(config)
-  ) {
-    return `model.freezeVisionTower: false with model.lora and a reference policy ` +
-      `(algorithm.kl.beta ${config.algorithm.kl.beta}): ${at}; with LoRA the reference is the ` +
-      `decoder without its adapters, whose images would go through the trained tower, not the ` +
-      `base's; set model.freezeVisionTower: true, or algorithm.kl.beta: 0`;
-  }
-  return null;
 }

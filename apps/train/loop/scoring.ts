@@ -161,12 +161,12 @@ export async function scoreBeforeUpdate(
   needs: ScoreNeeds,
 ): Promise<PreScores> {
   const { model, ref, temperature } = models;
-  const score = (m: CausalLM, entropy: boolean) =>
+  const score = (m: CausalLM, entropy: boolean, reference = false) =>
     noGrad(() => {
       const s = scoreCompletions(m, batch.scoreItems, {
         temperature,
         entropy,
-        ...forwardHookOf(models.vision, m, (i) => batch.items[i]?.row),
+        ...forwardHookOf(models.vision, m, (i) => batch.items[i]?.row, reference),
       });
       s.mask.dispose();
       return s;
@@ -189,7 +189,7 @@ export async function scoreBeforeUpdate(
     }
     refLp = await host(
       ref === "base"
-        ? withoutAdapters(model, () => score(model, false).logprobs)
+        ? withoutAdapters(model, () => score(model, false, true).logprobs)
         : score(ref, false).logprobs,
     );
   }

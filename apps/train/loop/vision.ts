@@ -31,6 +31,7 @@ import {
   imageInputs,
   type ProcessedPixels,
   type VisionLanguageModel,
+  type VisionTower,
 } from "@rlvr/policy";
 import type { TaskRow } from "@rlvr/rewards";
 
@@ -238,13 +239,17 @@ export class RowImages {
    * The hook that runs `model` with the images of each row: `rowOf(i)` is the task row of the
    * call's sequence `i` (prompt index in `generate`, item index in `scoreCompletions`).
    */
-  hook(model: VisionLanguageModel, rowOf: (i: number) => TaskRow | undefined): ForwardHook {
+  hook(
+    model: VisionLanguageModel,
+    rowOf: (i: number) => TaskRow | undefined,
+    tower?: VisionTower,
+  ): ForwardHook {
     const backend = model.lm.params.get("model.embed_tokens.weight")!.backend;
     return model.forwardHook((i) => {
       const row = rowOf(i);
       const px = row === undefined ? undefined : this.pixels(row);
       return px === undefined ? undefined : imageInputs(px, backend);
-    });
+    }, tower === undefined ? {} : { tower });
   }
 }
 
@@ -283,6 +288,7 @@ export class VisionInputs {
   /** The id of `<|image_pad|>`. */
   readonly imageTokenId: number;
   readonly #models = new Map<CausalLM, VisionLanguageModel>();
+  #referenceTower: VisionTower | null = null;
 
   /** `model` is the policy; `options` those of its {@link RowImages}. */
   constructor(model: VisionLanguageModel, options: RowImagesOptions = {}) {
@@ -302,6 +308,22 @@ export class VisionInputs {
     this.#models.set(model.lm, model);
   }
 
+  /**
+   * The tower of the reference policy when the reference is the policy's own decoder without its
+   * LoRA adapters (`"base"`) while the policy's tower trains: a frozen copy of the initial tower,
+   * which {@link hook} with `reference` uses. This object disposes it.
+   */
+  setReferenceTower(tower: VisionTower): void {
+    this.#referenceTower?.dispose();
+    this.#referenceTower = tower;
+  }
+
+  /** Frees the reference tower, if one was set. */
+  dispose(): void {
+    this.#referenceTower?.dispose();
+    this.#referenceTower = null;
+  }
+
   /** The vision-language model whose decoder is `lm`, or undefined when not registered. */
   modelOf(lm: CausalLM): VisionLanguageModel | undefined {
     return this.#models.get(lm);
@@ -317,8 +339,16 @@ export class VisionInputs {
     return this.images.tokenCounts(row);
   }
 
-  /** The forward hook of `model` (a registered decoder) for calls whose sequence `i` is `rowOf(i)`. */
-  hook(model: CausalLM, rowOf: (i: number) => TaskRow | undefined): ForwardHook {
+  /**
+   * The forward hook of `model` (a registered decoder) for calls whose sequence `i` is
+   * `rowOf(i)`; with `reference`, the images go through the reference tower when one was set
+   * ({@link setReferenceTower}).
+   */
+  hook(
+    model: CausalLM,
+    rowOf: (i: number) => TaskRow | undefined,
+    reference = false,
+  ): ForwardHook {
     const vlm = this.#models.get(model);
     if (vlm === undefined) {
       throw new Error(
@@ -326,14 +356,16 @@ export class VisionInputs {
           "addModel)",
       );
     }
-    return this.images.hook(vlm, rowOf);
+    const tower = reference ? this.#referenceTower ?? undefined : undefined;
+    return this.images.hook(vlm, rowOf, tower);
   }
 }
 
 /**
  * `{ forwardHook }` for a `generate` or `scoreCompletions` call of `model` whose sequence `i` is
  * `rowOf(i)`, or `{}` for a text-only run (`vision` null or undefined): spread it into the
- * call's options.
+ * call's options. `reference`: the hook of the LoRA reference (`"base"`), whose images go
+ * through the reference tower when the policy's tower trains.
  *
  * @example Usage
  * ```ts
@@ -346,6 +378,7 @@ export function forwardHookOf(
   vision: VisionInputs | null | undefined,
   model: CausalLM,
   rowOf: (i: number) => TaskRow | undefined,
+  reference = false,
 ): { forwardHook?: ForwardHook } {
-  return vision == null ? {} : { forwardHook: vision.hook(model, rowOf) };
+  return vision == null ? {} : { forwardHook: vision.hook(model, rowOf, reference) };
 }

@@ -10,8 +10,12 @@ import { loadConfig } from "../config/load.ts";
 import { dataTask } from "./data_task.ts";
 import { type LoadedPolicy, loadPolicy } from "./policy.ts";
 import { promptIds } from "./prompt.ts";
+import { learnerFromPolicy } from "./policy_learner.ts";
+import { collectRollout } from "./rollout.ts";
+import { listStream } from "./rollout_job.ts";
 import { runTraining } from "./run.ts";
-import { completionValues } from "./scoring.ts";
+import { trainBatch } from "./train_batch.ts";
+import { completionValues, scoreBeforeUpdate } from "./scoring.ts";
 import { STATE_FILES } from "./state.ts";
 import { VisionInputs } from "./vision.ts";
 import { attachValueHead } from "@rlvr/policy";
@@ -115,7 +119,7 @@ Deno.test("runTraining on tiny-vl and count_shapes: resume is exact; the checkpo
   }
 });
 
-Deno.test("runTraining on tiny-vl: model.freezeVisionTower keeps the tower bit for bit; settings without an image path are refused by name", async () => {
+Deno.test("runTraining on tiny-vl: model.freezeVisionTower keeps the tower bit for bit; a text-only policy on image rows is refused by name", async () => {
   const root = await Deno.makeTempDir();
   try {
     const r = await runTraining(
@@ -144,10 +148,6 @@ Deno.test("runTraining on tiny-vl: model.freezeVisionTower keeps the tower bit f
         pattern,
       );
     };
-    await refused(
-      ["model.lora={rank: 2, alpha: 4, targetModules: [q_proj]}"],
-      /^Error: model\.freezeVisionTower: false with model\.lora and a reference policy \(algorithm\.kl\.beta 0\.04\).* set model\.freezeVisionTower: true, or algorithm\.kl\.beta: 0$/,
-    );
     // A text-only policy on a task whose rows carry images: refused before step 1.
     await refused(
       ["model.checkpoint=builtin:tiny"],
@@ -447,7 +447,7 @@ Deno.test("runTraining on tiny-vl with rollout workers (async, staleness 0): the
   }
 });
 
-Deno.test("runTraining on tiny-vl with model.lora and the tower training: the checkpoint keeps the tower beside the adapters, resume is exact, the merged model holds the trained tower", async () => {
+Deno.test("runTraining on tiny-vl with model.lora and the tower training (and a KL reference): the checkpoint keeps the tower beside the adapters, resume is exact, the merged model holds the trained tower", async () => {
   const root = await Deno.makeTempDir();
   try {
     const opts = (name: string) => ({
@@ -455,8 +455,7 @@ Deno.test("runTraining on tiny-vl with model.lora and the tower training: the ch
       steps: "2",
       seed: "4",
       set: [
-        ...VL,
-        "algorithm.kl.beta=0",
+        ...VL, // algorithm.kl.beta 0.04: the reference is the base decoder with the initial tower
         "model.lora={rank: 2, alpha: 4, targetModules: [q_proj, v_proj]}",
         "trainer.evalEvery=0",
         "trainer.saveEvery=1",
@@ -464,6 +463,11 @@ Deno.test("runTraining on tiny-vl with model.lora and the tower training: the ch
       ],
     });
     const full = await runTraining(await loadConfig(opts("lora")), quiet);
+    // Step 1 samples from the initial policy (adapters zero, tower untouched): KL 0 exactly; then
+    // the adapters and the tower have moved away from the reference.
+    const kl = (await records(full.dir, "metrics.jsonl")).map((m) => m.kl as number);
+    assert.equal(kl[0], 0);
+    assert.ok(kl[1]! > 0, `kl ${kl}`);
     const first = await runTraining(await loadConfig(opts("lora-split")), {
       ...quiet,
       stopAfter: 1,
@@ -545,5 +549,67 @@ Deno.test("runTraining on tiny-vl in a visual environment (task.env shapes_calc)
     );
   } finally {
     await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("LoRA with a training tower and a reference: the reference (the decoder without adapters) sees the images through a frozen copy of the initial tower", async () => {
+  const { config } = await loadConfig({
+    set: [
+      ...VL,
+      "model.lora={rank: 2, alpha: 4, targetModules: [q_proj, v_proj]}",
+      "algorithm.kl.beta=0.04",
+    ],
+  });
+  const learner = await learnerFromPolicy(config, await loadPolicy(config.model.checkpoint));
+  const fresh = await loadPolicy(config.model.checkpoint);
+  try {
+    assert.equal(learner.ref, "base");
+    const task = countShapesTask({ size: 56, shapeSize: [8, 10], count: [3, 6] });
+    const rows = [task.row(0, 0), task.row(0, 1)];
+    const vision = learner.vision!;
+    const r = await collectRollout(learner.model, learner.tokenizer, task, listStream(rows), {
+      step: 1,
+      seed: 0,
+      batchSize: 4,
+      groupSize: 2,
+      maxNewTokens: 20,
+      sampling: { temperature: 1 },
+      dynamicRetries: null,
+      overlong: null,
+      vision,
+    });
+    const batch = trainBatch(r.items);
+    // "Training" moved the policy's tower; the reference must not see it.
+    for (const t of vision.modelOf(learner.model)!.tower.params.values()) {
+      const v = await t.data() as Float32Array;
+      t.backend.write(t.buffer, Float32Array.from(v, (x, i) => x * (1 + ((i % 5) - 2) * 0.05)));
+    }
+    const needs = { old: true, entropy: false, ref: true, values: false };
+    const scored = await scoreBeforeUpdate(
+      { model: learner.model, ref: learner.ref, temperature: 1, vision },
+      batch,
+      needs,
+    );
+    // The base policy, loaded fresh with its own tower, scores the same items.
+    const baseVision = new VisionInputs(fresh.vision!.model, {
+      processor: fresh.vision!.processor,
+    });
+    await baseVision.prepare(rows);
+    const base = await scoreBeforeUpdate(
+      { model: fresh.model, ref: null, temperature: 1, vision: baseVision },
+      batch,
+      { ...needs, ref: false },
+    );
+    const maxDiff = (a: ArrayLike<number>, b: ArrayLike<number>) =>
+      Array.from(a).reduce((m, x, i) => Math.max(m, Math.abs(x - b[i]!)), 0);
+    assert.ok(
+      maxDiff(scored.ref!, base.old!) < 1e-6,
+      `ref vs base ${maxDiff(scored.ref!, base.old!)}`,
+    );
+    // The policy itself (its moved tower; adapters still zero) scores differently.
+    assert.ok(maxDiff(scored.old!, base.old!) > 1e-3, "the policy's tower moved");
+  } finally {
+    learner.dispose();
+    fresh.model.dispose();
   }
 });

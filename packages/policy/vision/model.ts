@@ -313,6 +313,8 @@ export class VisionLanguageModel {
    * per `generate` call (it remembers the prefill's deltas).
    *
    * @param imagesOf The images of a row, in prompt order, or undefined.
+   * @param options `tower`: another tower of this model's config to compute the image features
+   *   with (a frozen copy of the initial tower, for a reference policy that shares the decoder).
    * @returns The hook.
    *
    * @example Usage
@@ -340,7 +342,11 @@ export class VisionLanguageModel {
    * model.dispose();
    * ```
    */
-  forwardHook(imagesOf: (row: number) => ImageInputs | undefined): ForwardHook {
+  forwardHook(
+    imagesOf: (row: number) => ImageInputs | undefined,
+    options: { tower?: VisionTower } = {},
+  ): ForwardHook {
+    const tower = options.tower ?? this.tower;
     const deltas = new Map<number, number>();
     const deltaOf = (r: number) => {
       const v = deltas.get(r);
@@ -364,7 +370,15 @@ export class VisionLanguageModel {
         };
         // Each row's images are its own: a later image span (one the policy sampled) is text.
         const perRow = own.map((x) => x?.gridThw.length ?? 0);
-        const out = this.#decoderInputs(call.ids, 0, images, call.mask ?? undefined, [], perRow);
+        const out = this.#decoderInputs(
+          call.ids,
+          0,
+          images,
+          call.mask ?? undefined,
+          [],
+          perRow,
+          tower,
+        );
         call.rows.forEach((r, i) => deltas.set(r, out.deltas[i]!));
         return out.inputEmbeds === undefined ? { rope: out.rope } : {
           rope: out.rope,
@@ -390,6 +404,7 @@ export class VisionLanguageModel {
     mask: readonly (readonly number[])[] | undefined,
     pastDeltas: readonly number[],
     imagesPerRow?: readonly number[],
+    tower: VisionTower = this.tower,
   ): { inputEmbeds: Tensor | undefined; rope: RopeTables; deltas: number[] } {
     const c = this.config;
     const backend = this.lm.params.get("model.embed_tokens.weight")!.backend;
@@ -424,6 +439,7 @@ export class VisionLanguageModel {
       tensor(ids as number[][], { dtype: "i32", backend }),
       images,
       imageMask,
+      tower,
     );
     return { inputEmbeds, rope, deltas };
   }
@@ -434,9 +450,10 @@ export class VisionLanguageModel {
     idsT: Tensor,
     images: ImageInputs,
     imageMask: readonly (readonly number[])[],
+    tower: VisionTower,
   ): Tensor {
     const c = this.config;
-    const features = this.tower.forward(images.pixelValues, images.gridThw);
+    const features = tower.forward(images.pixelValues, images.gridThw);
     const tokens = embedding(this.lm.params.get("model.embed_tokens.weight")!, idsT);
     // The tokens of the image spans (mropePositions decides them), not every image token id.
     const isImage = (b: number, i: number) => imageMask[b]![i] === 1;
