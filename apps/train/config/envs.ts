@@ -17,6 +17,7 @@ import type { ArithmeticOptions, ArithmeticRow, TaskRow } from "@rlvr/rewards";
 import type { Environment } from "@rlvr/rewards/env";
 import { z } from "zod";
 import { int } from "./_zod.ts";
+import { BUILTIN_TASKS } from "./tasks.ts";
 
 import { promptText } from "../demo/format.ts";
 
@@ -113,14 +114,8 @@ registerEnv(
 
 registerEnv(
   "shapes_calc",
-  z.strictObject({
-    count: knob.optional(),
-    distractors: knob.optional(),
-    colors: int().optional(),
-    kinds: int().optional(),
-    shapeSize: knob.optional(),
-    size: z.union([int(), z.tuple([int(), int()])]).optional(),
-  }),
+  // The counting task's own options, checked by its schema.
+  BUILTIN_TASKS.get("count_shapes").options,
   "visual: count_shapes with a calculator tool, each row's image before the question (count_shapes' options); needs a vision-language policy",
   async (o, ctx) => {
     const { shapesCalcEnv } = await import("@rlvr/rewards/vision");

@@ -65,6 +65,25 @@ async function twoSteps(root: string, device: string, config: string, set: strin
   return { r, metrics };
 }
 
+/**
+ * Two 2-step runs sampled the same tokens: the same held-out pass@1 and lengths before and after,
+ * the same rewards and response lengths at every step.
+ */
+function assertSameSamples(
+  dev: Awaited<ReturnType<typeof twoSteps>>,
+  host: Awaited<ReturnType<typeof twoSteps>>,
+): void {
+  for (const k of ["before", "after"] as const) {
+    assert.deepEqual(
+      [dev.r[k]!.passAt1, dev.r[k]!.meanLength],
+      [host.r[k]!.passAt1, host.r[k]!.meanLength],
+    );
+  }
+  for (const key of ["reward/mean", "response_length/mean"] as const) {
+    assert.deepEqual(dev.metrics.map((m) => m[key]), host.metrics.map((m) => m[key]), key);
+  }
+}
+
 // Tiny sizes (8 responses of at most 6 tokens, 4 held-out problems x 2 samples): the software
 // adapter runs WGSL on the CPU at about 1 GFLOP/s, and both configs on both devices take about
 // 20 s. Two configs together load a policy, a reference (β > 0) and a value head on the device
@@ -181,15 +200,7 @@ gpuTest(
       ];
       const host = await twoSteps(root, "webgpu", "grpo", set);
       const dev = await twoSteps(root, "webgpu", "grpo", [...set, "rollout.decodeLoop=device"]);
-      for (const k of ["before", "after"] as const) {
-        assert.deepEqual(
-          [dev.r[k]!.passAt1, dev.r[k]!.meanLength],
-          [host.r[k]!.passAt1, host.r[k]!.meanLength],
-        );
-      }
-      for (const key of ["reward/mean", "response_length/mean"] as const) {
-        assert.deepEqual(dev.metrics.map((m) => m[key]), host.metrics.map((m) => m[key]), key);
-      }
+      assertSameSamples(dev, host);
       // Step 2 samples with adapters one optimizer step away from zero: the learner (adapter
       // path) and the sampler (folded weights) still agree to rounding.
       const diffs = dev.metrics.map((m) => m.sampler_logprob_diff!);
@@ -220,15 +231,7 @@ gpuTest(
       ];
       const host = await twoSteps(root, "webgpu", "grpo", set);
       const dev = await twoSteps(root, "webgpu", "grpo", [...set, "rollout.decodeLoop=device"]);
-      for (const k of ["before", "after"] as const) {
-        assert.deepEqual(
-          [dev.r[k]!.passAt1, dev.r[k]!.meanLength],
-          [host.r[k]!.passAt1, host.r[k]!.meanLength],
-        );
-      }
-      for (const key of ["reward/mean", "response_length/mean"] as const) {
-        assert.deepEqual(dev.metrics.map((m) => m[key]), host.metrics.map((m) => m[key]), key);
-      }
+      assertSameSamples(dev, host);
       const diffs = dev.metrics.map((m) => m.sampler_logprob_diff!);
       assert.ok(diffs.every((d) => d < 1e-5), `sampler_logprob_diff ${diffs}`);
       assert.notDeepEqual(diffs, host.metrics.map((m) => m.sampler_logprob_diff!));
