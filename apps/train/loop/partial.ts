@@ -177,8 +177,27 @@ export async function generatePartial(
   return out;
 }
 
-/** `hook` for a call whose row `r` is the caller's sequence `rows[r]` (its decodeShift too). */
-function remapRows(hook: ForwardHook, rows: readonly number[]): ForwardHook {
+/**
+ * `hook` for a call whose row `r` is the caller's sequence `rows[r]` (a continuation holds the
+ * open rows only), its `decodeShift` too.
+ *
+ * @example Usage
+ * ```ts
+ * import { remapRows } from "./partial.ts";
+ * import type { ForwardHook } from "@rlvr/policy";
+ * import assert from "node:assert/strict";
+ * const seen: number[][] = [];
+ * const hook: ForwardHook = Object.assign((c: { rows: readonly number[] }) => {
+ *   seen.push([...c.rows]);
+ *   return {};
+ * }, { decodeShift: (r: number) => 10 * r });
+ * const open = remapRows(hook, [0, 2]); // rows 0 and 2 of the job are still running
+ * open({ ids: [[1], [2]], rows: [0, 1], cacheLength: 0, mask: null });
+ * assert.deepEqual(seen, [[0, 2]]);
+ * assert.equal(open.decodeShift!(1), 20);
+ * ```
+ */
+export function remapRows(hook: ForwardHook, rows: readonly number[]): ForwardHook {
   const mapped: ForwardHook = (call) => hook({ ...call, rows: call.rows.map((r) => rows[r]!) });
   const shift = hook.decodeShift;
   if (shift !== undefined) mapped.decodeShift = (r) => shift(rows[r]!);
