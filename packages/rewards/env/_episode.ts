@@ -20,7 +20,8 @@
 
 import { callTool, type Tool, type ToolLimits, type ToolStatus } from "./tool.ts";
 import type { Environment, Episode, ResetOptions, StepResult } from "./types.ts";
-import type { TaskRow } from "../tasks/task.ts";
+import type { Task, TaskRow } from "../tasks/task.ts";
+import { checkNumber } from "../_check.ts";
 
 /** How tool calls, their results and the final answer are written in the text. */
 export interface CallSyntax {
@@ -221,4 +222,56 @@ export function toolEpisode(spec: ToolEpisodeSpec): ToolEpisode {
       return { ...record, calls: record.calls.map((c) => ({ ...c })) };
     },
   };
+}
+
+/** A line for the prompt on how to call `tool` and answer in the syntax `s`. */
+export function syntaxHint(s: CallSyntax, tool: Tool): string {
+  const answer = s.answerOpen === undefined
+    ? "a reply without a call is your final answer"
+    : `give the final answer as ${s.answerOpen}…${s.answerClose}`;
+  return `Tool ${tool.name}: ${tool.description}. Call it as ${s.callOpen}EXPR${s.callClose}; ` +
+    `its result comes back as ${s.resultOpen}RESULT${s.resultClose}; ${answer}.`;
+}
+
+/** What {@link verifiedToolEnv} builds an environment from. */
+export interface VerifiedToolEnvSpec<R extends TaskRow> {
+  name: string;
+  task: Task<R>;
+  syntax: CallSyntax;
+  tool: Tool;
+  limits: Omit<ToolLimits, "signal">;
+  maxTurns: number;
+  /** The first observation of a row's episode. */
+  render(row: R): string;
+}
+
+/**
+ * A tool environment over a task's rows whose final answer scores 1 when the task's verifier
+ * accepts it, else 0 (`calcEnv`, `shapesCalcEnv`); the call closer is its stop string.
+ */
+export function verifiedToolEnv<R extends TaskRow>(
+  spec: VerifiedToolEnvSpec<R>,
+): ToolEnvironment<R> {
+  const { name, task, syntax, tool, limits, maxTurns, render } = spec;
+  return Object.freeze({
+    name,
+    task,
+    maxTurns,
+    stop: Object.freeze([syntax.callClose]),
+    reset(row: R, { seed }: ResetOptions): ToolEpisode {
+      checkNumber(name, "seed", seed, { integer: true });
+      return toolEpisode({
+        prompt: render(row),
+        seed,
+        syntax,
+        tool,
+        limits,
+        maxTurns,
+        judge(answer) {
+          const ok = answer !== null && task.verify(row, answer);
+          return { reward: ok ? 1 : 0, success: ok };
+        },
+      });
+    },
+  });
 }

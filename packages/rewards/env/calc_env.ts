@@ -32,12 +32,11 @@ import { calculatorTool } from "./calculator.ts";
 import {
   type CallSyntax,
   checkSyntax,
+  syntaxHint,
   type ToolEnvironment,
-  type ToolEpisode,
-  toolEpisode,
+  verifiedToolEnv,
 } from "./_episode.ts";
 import type { Tool, ToolLimits } from "./tool.ts";
-import type { ResetOptions } from "./types.ts";
 
 /** `{EXPR}` calls, `RESULT|` observations, the bare trimmed text as the final answer. */
 export const COMPACT_SYNTAX: CallSyntax = Object.freeze({
@@ -82,14 +81,6 @@ function resolveSyntax(owner: string, syntax: CalcEnvOptions["syntax"]): CallSyn
   if (syntax === undefined || syntax === "compact") return COMPACT_SYNTAX;
   if (syntax === "tagged") return TAGGED_SYNTAX;
   return checkSyntax(owner, syntax);
-}
-
-function syntaxHint(s: CallSyntax, tool: Tool): string {
-  const answer = s.answerOpen === undefined
-    ? "a reply without a call is your final answer"
-    : `give the final answer as ${s.answerOpen}…${s.answerClose}`;
-  return `Tool ${tool.name}: ${tool.description}. Call it as ${s.callOpen}EXPR${s.callClose}; ` +
-    `its result comes back as ${s.resultOpen}RESULT${s.resultClose}; ${answer}.`;
 }
 
 /** The default task: 3-digit additions and 2-digit multiplications, mixed by the row's seed. */
@@ -156,25 +147,5 @@ export function calcEnv(options?: CalcEnvOptions): ToolEnvironment<ArithmeticRow
     );
   const limits = { ...(opts.toolLimits ?? {}) };
   const task = opts.task === undefined ? mixedTask(name) : arithmeticTask({ name, ...opts.task });
-  return Object.freeze({
-    name,
-    task,
-    maxTurns,
-    stop: Object.freeze([syntax.callClose]),
-    reset(row: ArithmeticRow, { seed }: ResetOptions): ToolEpisode {
-      checkNumber(name, "seed", seed, { integer: true });
-      return toolEpisode({
-        prompt: render(row),
-        seed,
-        syntax,
-        tool,
-        limits,
-        maxTurns,
-        judge(answer) {
-          const ok = answer !== null && task.verify(row, answer);
-          return { reward: ok ? 1 : 0, success: ok };
-        },
-      });
-    },
-  });
+  return verifiedToolEnv({ name, task, syntax, tool, limits, maxTurns, render });
 }

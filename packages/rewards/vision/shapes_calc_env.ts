@@ -13,8 +13,7 @@
 import { checkName, checkNumber, checkOptions } from "../_check.ts";
 import { calculatorTool } from "../env/calculator.ts";
 import { COMPACT_SYNTAX, TAGGED_SYNTAX } from "../env/calc_env.ts";
-import { type ToolEnvironment, type ToolEpisode, toolEpisode } from "../env/_episode.ts";
-import type { ResetOptions } from "../env/types.ts";
+import { syntaxHint, type ToolEnvironment, verifiedToolEnv } from "../env/_episode.ts";
 import { type CountShapesOptions, type CountShapesRow, countShapesTask } from "./count_shapes.ts";
 
 /** Options of {@link shapesCalcEnv}. */
@@ -80,29 +79,7 @@ export function shapesCalcEnv(options?: ShapesCalcEnvOptions): ToolEnvironment<C
   const task = countShapesTask({ ...(opts.task ?? {}), name });
   const render = (row: CountShapesRow) =>
     tagged
-      ? `${row.prompt}\n\nTool ${tool.name}: ${tool.description}. Call it as <calc>EXPR</calc>; ` +
-        `its result comes back as <result>RESULT</result>; give the final answer as ` +
-        `<answer>…</answer>.`
+      ? `${row.prompt}\n\n${syntaxHint(syntax, tool)}`
       : `${row.targetColor} ${row.targetKind}s?`;
-  return Object.freeze({
-    name,
-    task,
-    maxTurns,
-    stop: Object.freeze([syntax.callClose]),
-    reset(row: CountShapesRow, { seed }: ResetOptions): ToolEpisode {
-      checkNumber(name, "seed", seed, { integer: true });
-      return toolEpisode({
-        prompt: render(row),
-        seed,
-        syntax,
-        tool,
-        limits: {},
-        maxTurns,
-        judge(answer) {
-          const ok = answer !== null && task.verify(row, answer);
-          return { reward: ok ? 1 : 0, success: ok };
-        },
-      });
-    },
-  });
+  return verifiedToolEnv({ name, task, syntax, tool, limits: {}, maxTurns, render });
 }
