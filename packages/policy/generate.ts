@@ -151,8 +151,8 @@ export interface GenerateOptions {
    * copies of the adapted weights for the decode steps), no `returnLogits`, and a `forwardHook`
    * only with `decodeShift` (a vision-language model's: the prefill runs through the hook on the
    * host, the decode steps at its M-RoPE deltas on the GPU); anything else is refused with the
-   * reason. Top-k / top-p / min-p run on the
-   * GPU too (f32 sums: a token at a filter's boundary can differ within rounding).
+   * reason. Top-k / top-p / min-p run on the GPU too (f32 sums: a token at a filter's boundary
+   * can differ within rounding).
    */
   decodeLoop?: "host" | "device";
   /** With `decodeLoop: "device"`: decode steps per host round trip, an integer >= 1 (default 16). */

@@ -36,7 +36,7 @@
  */
 
 import { attachLora, type CausalLM, LORA_TARGETS, LoraAdapters } from "@rlvr/policy";
-import { noGrad, type Tensor, tidy } from "@rlvr/tensor";
+import type { Tensor } from "@rlvr/tensor";
 import type { LoraConfig } from "../config/types.ts";
 
 /** File names of a LoRA checkpoint (inside `checkpoints/step-N/`). */
@@ -213,22 +213,10 @@ export async function withMergedParams<T>(
   const lora = model.extension("lora");
   // Adapters merged in place (`merge()`) are in model.params already.
   if (!(lora instanceof LoraAdapters) || lora.merged) return await fn(model.params);
-  const folded: Tensor[] = [];
-  const params = new Map(model.params);
+  const folded = lora.mergedWeights();
   try {
-    noGrad(() => {
-      for (const [name, a] of lora.params) {
-        if (!name.endsWith(".lora_A.weight")) continue;
-        const module = name.slice(PREFIX.length, -".lora_A.weight".length);
-        const b = lora.params.get(`${PREFIX}${module}.lora_B.weight`)!;
-        const w = model.params.get(`${module}.weight`)!;
-        const merged = tidy(() => w.add(b.matmul(a).mul(lora.scale)));
-        folded.push(merged);
-        params.set(`${module}.weight`, merged);
-      }
-    });
-    return await fn(params);
+    return await fn(new Map([...model.params, ...folded]));
   } finally {
-    for (const t of folded) t.dispose();
+    for (const t of folded.values()) t.dispose();
   }
 }

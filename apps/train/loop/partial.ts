@@ -135,7 +135,6 @@ export async function generatePartial(
     const done = out[open[0]!]!.tokens.length; // the same for every open row (lockstep)
     const version = partial.version();
     const between = partial.between;
-    const rows = open;
     const hook = opts.forwardHook;
     const { sequences } = await generate(
       model,
@@ -147,7 +146,7 @@ export async function generatePartial(
         positionOffsets: open.map(() => done),
         interrupt: () => partial.pending(),
         // The hook's rows are the caller's prompts: a continuation call holds the open ones.
-        ...(hook !== undefined ? { forwardHook: remapRows(hook, rows) } : {}),
+        ...(hook !== undefined ? { forwardHook: remapRows(hook, open) } : {}),
         ...(between !== undefined
           ? { onTokens: (e: GenerateStep) => between.call(partial, done + e.step) }
           : {}),

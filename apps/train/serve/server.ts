@@ -193,8 +193,8 @@ export interface ServerOptions {
   limits?: Partial<ServerLimits>;
   /**
    * Where decode steps run (default `"host"`): `"device"` decodes the requests it can on the GPU
-   * (see the module doc); refused at start when the policy cannot run there (not on WebGPU, a
-   * vision-language policy, ...), with the reason.
+   * (see the module doc); refused at start when the policy cannot run there (not on WebGPU,
+   * ...), with the reason.
    */
   decodeLoop?: "host" | "device";
 }

@@ -234,7 +234,7 @@ export class DeviceDecoder {
     this.#backend = backend;
     this.#device = backend.device;
     this.#config = model.config;
-    this.#opts = { ...opts };
+    this.#opts = { ...opts, ropePositions: ropeRows };
     const c = model.config;
     const B = opts.rows;
     const D = c.headDim;
@@ -488,7 +488,7 @@ export class DeviceDecoder {
     if (shifts.length !== B) {
       throw new RangeError(`DeviceDecoder.start: positionShifts must list ${B} rows`);
     }
-    const positions = this.#opts.ropePositions ?? this.#opts.maxLen;
+    const positions = this.#opts.ropePositions!; // the constructor sets it
     shifts.forEach((s, r) => {
       const lo = len + s;
       const hi = this.#opts.maxLen - 1 + s;
