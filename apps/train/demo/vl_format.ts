@@ -22,9 +22,19 @@
  *   tower had to learn colour and kind from a signal that depended on the question. With the
  *   description the tower's features are learned from every shape; at 800 steps the
  *   descriptions are right for 99% of the rows.)
+ * - **Or a running count** (`style: "running"`, the shipped warm start's): the same
+ *   descriptions, with the running total written after every target code and each row ending in
+ *   `=` and the total so far: `rc1.gt.=1 bs...=1 rc2rc3.gd=3 ....=3` (for red circles). A row's
+ *   count is then one decision per code (is it the question's?) and a successor digit, instead of
+ *   a count over the row's codes at once: the warm start trained on it counts 86% of the recipe
+ *   task's rows right at temperature 1, against 57% with the per-row count (`style: "rows"`, the
+ *   default here and the first warm start's). The readers ({@link checkTrace},
+ *   {@link rowCountSteps}) take a `<think>` block without `:` as this style and a row's count as
+ *   its total less the row before's.
  * - **A noisy teacher, on purpose.** With probability `slipRate` one row's count is written one
- *   off (one more for a row without targets, else one more or one less at random) and the totals
- *   go on from it, so the answer is wrong: SFT learns to slip, sampling at temperature 1 does,
+ *   off (one more for a row without targets, else one more or one less at random; in the
+ *   running style one of the row's targets goes uncounted or another of its shapes is counted)
+ *   and the totals go on from it, so the answer is wrong: SFT learns to slip, sampling at temperature 1 does,
  *   greedy decoding mostly does not, and RL has a mistake to unlearn.
  * - **The answers are what the task verifiers read** (`<answer>4</answer>`), so the tasks'
  *   rewards and the format reward apply unchanged.
@@ -56,6 +66,13 @@ export interface VlPrompt {
   gridThw: GridThw[];
 }
 
+/**
+ * How a trace counts (see the module doc): `rows` writes each patch row's count after its
+ * description (`gtgt.gt:3=4`); `running` writes the running total after every target code
+ * (`gt2gt3.gt4=4`), so the count is one increment per matching code.
+ */
+export type VlTraceStyle = "rows" | "running";
+
 /** Options of {@link vlCompletion}. */
 export interface VlTraceOptions {
   /**
@@ -63,6 +80,8 @@ export interface VlTraceOptions {
    * answer is then wrong; default 0.2).
    */
   slipRate?: number;
+  /** How the trace counts (default `rows`, the shipped warm start's). */
+  style?: VlTraceStyle;
 }
 
 /**
@@ -280,6 +299,7 @@ export function vlCompletion(
   if (!Array.isArray(row.shapes) || row.targetColor === undefined) return null;
   const cells = cellShapes(row, grid);
   const cols = grid[2];
+  if (options.style === "running") return runningCompletion(row, cells, grid, rng, options);
   const counts = targetsPerRow(row, cells, grid);
   const lines: { codes: string; count: number }[] = [];
   for (let r = 0; r < grid[1]; r++) {
@@ -296,6 +316,89 @@ export function vlCompletion(
   let sum = 0;
   const steps = lines.map((l) => `${l.codes}:${l.count}=${(sum += l.count)}`);
   return `<think>${steps.join(" ")}</think><answer>${sum}</answer>`;
+}
+
+/**
+ * The `running` trace: every patch row's codes, each counted code followed by the running total,
+ * then `=` and the total so far. A slip (probability `slipRate`) picks a patch row that holds a
+ * shape and either leaves one of its targets uncounted or counts one of its other shapes (each
+ * half the time when both are there), so that row's count is one off and the totals go on from
+ * it, as the `rows` trace's slip.
+ */
+function runningCompletion(
+  row: TaskRow,
+  cells: RowShape[][],
+  grid: GridThw,
+  rng: Rng,
+  options: VlTraceOptions,
+): string {
+  const cols = grid[2];
+  const isTarget = (s: RowShape) => s.color === row.targetColor && s.kind === row.targetKind;
+  const counted = cells.map((c) => c.map(isTarget));
+  if (rng.next() < (options.slipRate ?? 0.2)) {
+    const filled = Array.from({ length: grid[1] }, (_, r) => r)
+      .filter((r) => cells.slice(r * cols, (r + 1) * cols).some((c) => c.length > 0));
+    if (filled.length > 0) {
+      const r = filled[rng.int(0, filled.length - 1)]!;
+      const spots: { cell: number; shape: number; target: boolean }[] = [];
+      for (let cell = r * cols; cell < (r + 1) * cols; cell++) {
+        cells[cell]!.forEach((s, shape) => spots.push({ cell, shape, target: isTarget(s) }));
+      }
+      const targets = spots.filter((x) => x.target);
+      const others = spots.filter((x) => !x.target);
+      const drop = others.length === 0 || (targets.length > 0 && rng.next() < 0.5);
+      const pool = drop ? targets : others;
+      const spot = pool[rng.int(0, pool.length - 1)]!;
+      counted[spot.cell]![spot.shape] = !drop;
+    }
+  }
+  let sum = 0;
+  const steps: string[] = [];
+  for (let r = 0; r < grid[1]; r++) {
+    let text = "";
+    for (let cell = r * cols; cell < (r + 1) * cols; cell++) {
+      const shapes = cells[cell]!;
+      if (shapes.length === 0) text += ".";
+      shapes.forEach((s, i) => {
+        text += shapeCode(s);
+        if (counted[cell]![i]) text += String(++sum);
+      });
+    }
+    steps.push(`${text}=${sum}`);
+  }
+  return `<think>${steps.join(" ")}</think><answer>${sum}</answer>`;
+}
+
+/**
+ * One patch row's step of a trace: `codes:count=total` (`rows`), or with `running` (a
+ * `<think>` block without `:`) `codes=total` with running totals among the codes, whose count is
+ * its total less `previousTotal`, the step before's. `codes` comes without running totals; null
+ * for a malformed step.
+ */
+function parseStep(
+  step: string,
+  previousTotal: number,
+  running: boolean,
+): { codes: string; count: number; total: number } | null {
+  if (running) {
+    const m = /^([^=]*)=(\d+)$/.exec(step);
+    if (m === null) return null;
+    const total = Number(m[2]);
+    return { codes: m[1]!.replace(/\d+/g, ""), count: total - previousTotal, total };
+  }
+  const m = /^([^:]*):(\d+)=(\d+)$/.exec(step);
+  return m === null ? null : { codes: m[1]!, count: Number(m[2]), total: Number(m[3]) };
+}
+
+/** The patch-row steps of a completion's `<think>` block, and whether it is a `running` trace. */
+function thinkSteps(text: string): { steps: string[]; at: number; running: boolean } | null {
+  const think = /<think>([^<]*)<\/think>/.exec(text);
+  if (think === null) return null;
+  return {
+    steps: think[1]!.split(" "),
+    at: think.index + "<think>".length,
+    running: !think[1]!.includes(":"),
+  };
 }
 
 /** What {@link checkTrace} finds in a completion of a counting row. */
@@ -328,23 +431,34 @@ export interface TraceCheck {
 export function checkTrace(row: TaskRow, grid: GridThw, text: string): TraceCheck | null {
   const want = vlCompletion(row, grid, { next: () => 1 } as unknown as Rng, { slipRate: 0 });
   if (want === null) return null;
-  const lines = (t: string) => (/<think>([^<]*)<\/think>/.exec(t)?.[1] ?? "").split(" ");
-  const wanted = lines(want).map((l) => l.split(":")[0]);
-  const got = lines(text).slice(0, wanted.length);
+  const wanted = thinkSteps(want)!.steps.map((l) => l.split(":")[0]);
+  const think = thinkSteps(text);
+  const got = (think?.steps ?? [""]).slice(0, wanted.length);
   const target = shapeCode({
     color: row.targetColor as string,
     kind: row.targetKind as string,
   });
+  const targets = (codes: string) =>
+    (codes.match(/[a-z]{2}/g) ?? []).filter((c) => c === target).length;
   let described = got.length === wanted.length;
   let written = 0;
   let countsRight = 0;
+  let total = 0;
   got.forEach((line, i) => {
+    if (think?.running === true) {
+      const step = parseStep(line, total, true);
+      total = step?.total ?? NaN;
+      if (step?.codes !== wanted[i]) described = false;
+      if (step === null) return;
+      written++;
+      if (step.count === targets(step.codes)) countsRight++;
+      return;
+    }
     const [codes, rest] = line.split(":");
     if (codes !== wanted[i]) described = false;
     if (codes === undefined || rest === undefined) return;
     written++;
-    const listed = (codes.match(/[a-z]{2}/g) ?? []).filter((c) => c === target).length;
-    if (Number(rest.split("=")[0]) === listed && /^\d+=/.test(rest)) countsRight++;
+    if (Number(rest.split("=")[0]) === targets(codes) && /^\d+=/.test(rest)) countsRight++;
   });
   return { described, lines: written, countsRight };
 }
@@ -379,20 +493,22 @@ export function rowCountSteps(
   options: RowCreditOptions = {},
 ): { end: number; value: number }[] | null {
   if (!Array.isArray(row.shapes) || row.targetColor === undefined) return null;
-  const think = /<think>([^<]*)<\/think>/.exec(text);
+  const think = thinkSteps(text);
   if (think === null) return null;
   const cells = cellShapes(row, grid);
   const want = targetsPerRow(row, cells, grid);
   const [, rows, cols] = grid;
-  const written = think[1]!.split(" ");
+  const written = think.steps;
   const steps: { end: number; value: number }[] = [];
-  let at = think.index + "<think>".length;
+  let at = think.at;
+  let total = 0;
   for (let r = 0; r < rows && r < written.length; r++) {
-    const m = /^([^:]*):(\d+)=\d+$/.exec(written[r]!);
+    const step = parseStep(written[r]!, total, think.running);
+    total = step?.total ?? NaN;
     at += written[r]!.length;
     const described = options.described !== true ||
-      m?.[1] === rowCodes(cells.slice(r * cols, (r + 1) * cols));
-    const right = m !== null && Number(m[2]) === want[r] && described;
+      step?.codes === rowCodes(cells.slice(r * cols, (r + 1) * cols));
+    const right = step !== null && step.count === want[r] && described;
     steps.push({ end: at, value: right ? 1 / rows : 0 });
     at += 1; // the space between steps
   }

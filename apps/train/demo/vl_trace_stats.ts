@@ -56,6 +56,18 @@ export interface TraceStats {
 }
 
 /**
+ * The first four patch rows' counts a completion writes: the `:count=` of a rows trace, or in a
+ * running trace (no `:`) each row's total less the row before's.
+ */
+function rowCounts(completion: string): number[] {
+  if (completion.includes(":")) {
+    return [...completion.matchAll(/:(\d+)=/g)].slice(0, 4).map((x) => Number(x[1]));
+  }
+  const totals = [...completion.matchAll(/=(\d+)/g)].slice(0, 4).map((x) => Number(x[1]));
+  return totals.map((t, i) => t - (i === 0 ? 0 : totals[i - 1]!));
+}
+
+/**
  * The {@link TraceStats} of a list of samples.
  *
  * @param samples The samples of one eval.
@@ -94,7 +106,7 @@ export function traceStats(
     }
     const row = task.row(Number(m[1]), Number(m[2]));
     const t = checkTrace(row, [1, 4, 4], s.completion)!;
-    const counts = [...s.completion.matchAll(/:(\d+)=/g)].slice(0, 4).map((x) => Number(x[1]));
+    const counts = rowCounts(s.completion);
     const answer = /<answer>(\d+)<\/answer>/.exec(s.completion)?.[1];
     if (s.correct) correct++;
     if (t.described) described++;

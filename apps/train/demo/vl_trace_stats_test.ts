@@ -54,3 +54,26 @@ Deno.test("traceStats: a slip, a wrong description and compensating counts are t
     /sample 0's problem must be a count_shapes row id .* got "arithmetic-1-2"/,
   );
 });
+
+Deno.test("traceStats: a running trace's rows are read from its totals", () => {
+  const task = countShapesTask(GRPO_VISION_OPTIONS);
+  const row = task.row(11, 3);
+  const right = vlCompletion(row, [1, 4, 4], seededRng(0), { slipRate: 0, style: "running" })!;
+  const slipped = vlCompletion(row, [1, 4, 4], seededRng(0), { slipRate: 1, style: "running" })!;
+  assert.notEqual(slipped, right);
+  // The right trace's answer written one too high: the answer no longer follows its rows.
+  const off = right.replace(
+    /<answer>(\d+)<\/answer>/,
+    (_, n) => `<answer>${Number(n) + 1}</answer>`,
+  );
+  const s = traceStats([
+    { problem: row.id, completion: right, correct: true },
+    { problem: row.id, completion: slipped, correct: false },
+    { problem: row.id, completion: off, correct: false },
+  ], GRPO_VISION_OPTIONS);
+  assert.equal(s.described, 1);
+  assert.equal(s.rowsRight, (4 + 3 + 4) / 12);
+  assert.equal(s.rowsFollow, (4 + 3 + 4) / 12);
+  assert.equal(s.sumFollows, 2 / 3);
+  assert.equal(s.faithfulRight, 1);
+});

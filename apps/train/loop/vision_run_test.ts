@@ -426,6 +426,9 @@ Deno.test("runTraining on tiny-vl with rollout workers (async, staleness 0): the
           "rollout.workers=2",
           "rollout.maxStaleness=0",
           "trainer.evalEvery=0",
+          // The recipe's rate: at VL's 1e-3 one update breaks tiny-vl's answers (reward 0 from
+          // step 2), and the rewards below check that the workers' samples still make sense.
+          "optimizer.lr=1e-4",
           "output.name=async",
         ],
       }),
@@ -517,6 +520,7 @@ Deno.test("runTraining on tiny-vl in a visual environment (task.env shapes_calc)
             ...VL,
             ...env,
             "algorithm.kl.beta=0",
+            "optimizer.lr=1e-4", // as in the async test above: 1e-3 breaks the answers
             `rollout.mode=${mode}`,
             ...(mode === "async" ? ["rollout.maxStaleness=0"] : []),
             "trainer.evalEvery=2",
