@@ -103,3 +103,16 @@ Deno.test("pretrain:vl: the recipe's tasks are harder than the median of the SFT
     assert.ok(mean > d[499]!, `${spec.label}: mean difficulty ${mean} vs SFT median ${d[499]}`);
   }
 });
+
+Deno.test("pretrain:vl: an unknown --style is refused with the choices before any work", async () => {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("./pretrain_vl.ts", import.meta.url).pathname, "--style", "tally"],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 2);
+  assert.match(
+    new TextDecoder().decode(out.stderr),
+    /--style must be rows or running, got "tally"/,
+  );
+});

@@ -34,8 +34,8 @@
  * - **A noisy teacher, on purpose.** With probability `slipRate` one row's count is written one
  *   off (one more for a row without targets, else one more or one less at random; in the
  *   running style one of the row's targets goes uncounted or another of its shapes is counted)
- *   and the totals go on from it, so the answer is wrong: SFT learns to slip, sampling at temperature 1 does,
- *   greedy decoding mostly does not, and RL has a mistake to unlearn.
+ *   and the totals go on from it, so the answer is wrong: SFT learns to slip, sampling at
+ *   temperature 1 does, greedy decoding mostly does not, and RL has a mistake to unlearn.
  * - **The answers are what the task verifiers read** (`<answer>4</answer>`), so the tasks'
  *   rewards and the format reward apply unchanged.
  *
@@ -80,7 +80,10 @@ export interface VlTraceOptions {
    * answer is then wrong; default 0.2).
    */
   slipRate?: number;
-  /** How the trace counts (default `rows`, the shipped warm start's). */
+  /**
+   * How the trace counts (default `rows`, the first warm start's; `deno task pretrain:vl` writes
+   * the shipped one's, `running`).
+   */
   style?: VlTraceStyle;
 }
 
