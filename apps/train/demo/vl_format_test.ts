@@ -1,69 +1,85 @@
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import { seededRng, type TaskRow } from "@rlvr/rewards";
 import { countShapesTask } from "@rlvr/rewards/vision";
 import { checkTrace, rowCountCredit, rowCountSteps, vlCompletion } from "./vl_format.ts";
+import { GRPO_VISION_OPTIONS } from "./vl_trace_stats.ts";
 
 const GRID = [1, 4, 4] as const;
 const tasks = [
   countShapesTask({ size: 56, shapeSize: [8, 10] }),
-  countShapesTask({
-    size: 56,
-    shapeSize: [8, 10],
-    count: [3, 6],
-    distractors: [6, 8],
-    colors: 3,
-    kinds: 3,
-  }),
+  countShapesTask(GRPO_VISION_OPTIONS),
 ];
 
-function rows(n: number): TaskRow[] {
-  return tasks.flatMap((t) => Array.from({ length: n }, (_, i) => t.row(3, i)));
-}
-
-Deno.test("vlCompletion running: without slips every row is described, counted right and the answer is the task's", () => {
-  for (const [i, row] of rows(150).entries()) {
-    const text = vlCompletion(row, [...GRID], seededRng(i), { style: "running", slipRate: 0 })!;
-    assert.match(text, /^<think>([a-z.\d]+=\d+ ){3}[a-z.\d]+=\d+<\/think><answer>\d+<\/answer>$/);
-    assert.ok(text.endsWith(`<answer>${row.answer}</answer>`), text);
-    // The running totals count up by one, in order, once per target code.
-    const think = /<think>(.*)<\/think>/.exec(text)![1]!;
-    const totals = [...think.matchAll(/[a-z]{2}(\d+)/g)].map((m) => Number(m[1]));
-    assert.deepEqual(totals, totals.map((_, k) => k + 1), text);
-    assert.equal(totals.length, Number(row.answer));
-    assert.deepEqual(checkTrace(row, [...GRID], text), {
-      described: true,
-      lines: 4,
-      countsRight: 4,
-    });
-    assert.equal(rowCountCredit(row, [...GRID], text), 1);
-    // The same description as the rows trace, once the running totals are taken out.
-    const rowsText = vlCompletion(row, [...GRID], seededRng(i), { slipRate: 0 })!;
-    const codes = (t: string) =>
-      /<think>(.*)<\/think>/.exec(t)![1]!.split(" ").map((s) =>
-        s.split(/[:=]/)[0]!.replace(/\d+/g, "")
-      );
-    assert.deepEqual(codes(text), codes(rowsText));
-  }
+/** A row of one of the two tasks and a trace seed, drawn by fast-check. */
+const draws = fc.record({
+  task: fc.integer({ min: 0, max: tasks.length - 1 }),
+  seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+  index: fc.nat({ max: 1_000_000 }),
+  rng: fc.nat(),
 });
 
-Deno.test("vlCompletion running: a slip makes exactly one row's count one off and the totals go on from it", () => {
-  let slips = 0;
-  for (const [i, row] of rows(150).entries()) {
-    const text = vlCompletion(row, [...GRID], seededRng(i), { style: "running", slipRate: 1 })!;
-    const answer = Number(/<answer>(\d+)<\/answer>/.exec(text)![1]);
-    const shapes = (row.shapes as unknown[]).length;
-    if (shapes === 0) {
-      assert.equal(answer, 0);
-      continue;
-    }
-    slips++;
-    assert.equal(Math.abs(answer - Number(row.answer)), 1, text);
-    assert.equal(rowCountCredit(row, [...GRID], text), 3 / 4, text);
-    const check = checkTrace(row, [...GRID], text)!;
-    assert.equal(check.described, true);
-    assert.equal(check.countsRight, 3, text);
-  }
-  assert.ok(slips > 250, `${slips} rows with a slip`);
+function drawn(d: { task: number; seed: number; index: number }): TaskRow {
+  return tasks[d.task]!.row(d.seed, d.index);
+}
+
+Deno.test("vlCompletion running (property): without slips every row is described, counted right and the answer is the task's", () => {
+  fc.assert(
+    fc.property(draws, (d) => {
+      const row = drawn(d);
+      const text = vlCompletion(row, [...GRID], seededRng(d.rng), {
+        style: "running",
+        slipRate: 0,
+      })!;
+      assert.match(
+        text,
+        /^<think>([a-z.\d]+=\d+ ){3}[a-z.\d]+=\d+<\/think><answer>\d+<\/answer>$/,
+      );
+      assert.ok(text.endsWith(`<answer>${row.answer}</answer>`), text);
+      // The running counts go up by one, in order, once per target code.
+      const think = /<think>(.*)<\/think>/.exec(text)![1]!;
+      const counts = [...think.matchAll(/[a-z]{2}(\d+)/g)].map((m) => Number(m[1]));
+      assert.deepEqual(counts, counts.map((_, k) => k + 1), text);
+      assert.equal(counts.length, Number(row.answer));
+      assert.deepEqual(checkTrace(row, [...GRID], text), {
+        described: true,
+        lines: 4,
+        countsRight: 4,
+      });
+      assert.equal(rowCountCredit(row, [...GRID], text), 1);
+      // The rows trace's description, once the running counts are taken out.
+      const rowsText = vlCompletion(row, [...GRID], seededRng(d.rng), { slipRate: 0 })!;
+      const codes = (t: string) =>
+        /<think>(.*)<\/think>/.exec(t)![1]!.split(" ").map((s) =>
+          s.split(/[:=]/)[0]!.replace(/\d+/g, "")
+        );
+      assert.deepEqual(codes(text), codes(rowsText));
+    }),
+    { numRuns: 200 },
+  );
+});
+
+Deno.test("vlCompletion running (property): a slip makes exactly one row's count one off and the counts go on from it", () => {
+  fc.assert(
+    fc.property(draws, (d) => {
+      const row = drawn(d);
+      const text = vlCompletion(row, [...GRID], seededRng(d.rng), {
+        style: "running",
+        slipRate: 1,
+      })!;
+      const answer = Number(/<answer>(\d+)<\/answer>/.exec(text)![1]);
+      if ((row.shapes as unknown[]).length === 0) {
+        assert.equal(answer, 0); // nothing to slip on
+        return;
+      }
+      assert.equal(Math.abs(answer - Number(row.answer)), 1, text);
+      assert.equal(rowCountCredit(row, [...GRID], text), 3 / 4, text);
+      const check = checkTrace(row, [...GRID], text)!;
+      assert.equal(check.described, true);
+      assert.equal(check.countsRight, 3, text);
+    }),
+    { numRuns: 200 },
+  );
 });
 
 Deno.test("rowCountSteps: a running trace's row count is its total less the step before's", () => {
