@@ -27,8 +27,8 @@
  *   trained on.
  * - **Throughput**: both cores, by data parallelism with a Web Worker (`vl_sft.ts`), batches of
  *   32 sorted by length into micro-batches of 16, 800 steps with a cosine decay from 3e-3 (20
- *   warm-up steps): about 11 minutes on the 2-core machine with the running trace, evaluation
- *   included (12m48s to 14m43s with the longer rows trace).
+ *   warm-up steps): 9m40s to 10m34s on the 2-core machine, evaluation included, with either
+ *   trace (2026-11-29; 12m48s to 14m43s for the rows trace on a busier day).
  * - **Reproducible**: initialisation, data, trace noise, the split between the two threads and
  *   the evaluation draws follow `seed`; the CPU backend is pinned (one matmul thread, the
  *   WebAssembly matmul, the float64 attention loops) on both threads, so the bytes depend on
