@@ -25,18 +25,13 @@
  * @module
  */
 
-import {
-  type CausalLM,
-  expandImageTokens,
-  generate,
-  type SamplingParams,
-  type Tokenizer,
-} from "@rlvr/policy";
+import { type CausalLM, generate, type SamplingParams, type Tokenizer } from "@rlvr/policy";
 import { seededRng, type TaskRow } from "@rlvr/rewards";
 import type { Environment, Episode } from "@rlvr/rewards/env";
 import { checkEvalSizes, EVAL_DRAW_STEP, type EvalResult, passRates } from "./eval.ts";
 import type { RolloutItem } from "./rollout.ts";
-import { forwardHookOf, rowImageSources, type VisionInputs } from "./vision.ts";
+import { withImageTokens } from "./prompt.ts";
+import { forwardHookOf, type VisionInputs } from "./vision.ts";
 
 /** One finished episode (a {@link RolloutItem} with its turns). */
 export interface EpisodeItem extends RolloutItem {
@@ -128,18 +123,6 @@ interface Live {
   spans: TurnSpan[];
 }
 
-/** The prompt ids of a row with images: its image tokens expanded as the processor counts them. */
-function imagePrompt(ids: number[], row: TaskRow, vision: VisionInputs | null): number[] {
-  if (vision === null) {
-    throw new Error(
-      `row ${row.id} of the environment's task carries images, but the policy is a text-only ` +
-        `model; use a vision-language checkpoint (model.checkpoint: builtin:tiny-vl) or an ` +
-        `environment without images`,
-    );
-  }
-  return expandImageTokens(ids, vision.imageTokenId, vision.tokenCounts(row));
-}
-
 /**
  * Runs `groupSize` episodes of `env` on each row (see the module doc).
  *
@@ -186,7 +169,10 @@ export async function collectEpisodes(
       const episode = env.reset(row, { seed });
       const prompt = opts.render?.(episode, row) ?? episode.prompt;
       const ids = opts.encode?.(prompt) ?? tokenizer.encode(prompt);
-      const promptIds = rowImageSources(row).length === 0 ? ids : imagePrompt(ids, row, vision);
+      const promptIds = withImageTokens(ids, row, vision, {
+        of: "the environment's task",
+        instead: "an environment",
+      });
       live.push({
         row,
         group: p,

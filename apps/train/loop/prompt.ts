@@ -170,12 +170,38 @@ export function promptIds(
   images?: PromptImages,
 ): number[] {
   const ids = encodeRendered(tokenizer, renderPrompt(tokenizer, row, format), format);
+  return withImageTokens(ids, row, images, { of: `task ${row.task}`, instead: "a task" });
+}
+
+/**
+ * `ids`, a prompt of `row`, with each of its images' `<|image_pad|>` expanded to the image's
+ * token count (the processor's); `ids` itself for a row without images. A row with images and
+ * no `images` (a text-only policy) is refused, naming the row, where it comes from (`of`: `task
+ * count_shapes`) and what to use `instead` (`a task`, `an environment`) without images.
+ *
+ * @example Usage
+ * ```ts
+ * import { withImageTokens } from "./prompt.ts";
+ * import assert from "node:assert/strict";
+ * const row = { id: "r1", task: "t", difficulty: 0, prompt: "?", answer: "1", images: ["x"] };
+ * const images = { imageTokenId: 9, tokenCounts: () => [3] };
+ * const where = { of: "task t", instead: "a task" };
+ * assert.deepEqual(withImageTokens([1, 9, 2], row, images, where), [1, 9, 9, 9, 2]);
+ * assert.throws(() => withImageTokens([1, 9, 2], row, null, where), /row r1 of task t carries images/);
+ * ```
+ */
+export function withImageTokens(
+  ids: number[],
+  row: TaskRow,
+  images: PromptImages | null | undefined,
+  where: { of: string; instead: string },
+): number[] {
   if (rowImageSources(row).length === 0) return ids;
-  if (images === undefined) {
+  if (images == null) {
     throw new Error(
-      `row ${row.id} of task ${row.task} carries images, but the policy is a text-only model; ` +
+      `row ${row.id} of ${where.of} carries images, but the policy is a text-only model; ` +
         `use a vision-language checkpoint (model.checkpoint: builtin:tiny-vl, or a Qwen2-VL ` +
-        `folder) or a task without images`,
+        `folder) or ${where.instead} without images`,
     );
   }
   return expandImageTokens(ids, images.imageTokenId, images.tokenCounts(row));
