@@ -147,6 +147,7 @@ export async function learnerFromPolicy(
         await restoreTower(init.vision?.model.tower.params ?? null, tower, options.resume!.from);
       } catch (e) {
         model.dispose();
+        refTower?.dispose();
         throw e;
       }
     }
@@ -186,6 +187,7 @@ export async function learnerFromPolicy(
     } catch (e) {
       model.dispose();
       if (ref instanceof CausalLM) ref.dispose();
+      refTower?.dispose();
       throw new Error(`train: model.storage bf16: ${(e as Error).message}`);
     }
   }
